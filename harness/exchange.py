@@ -1,0 +1,72 @@
+"""What one run of one rule saw: the request sent, the gateway's answer, and the upstream side.
+
+Plain frozen values, filled by the runner and read by the pure checks. Header names are lower-case;
+repeated headers are joined with ", ".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    """The request the harness sent to the gateway."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    json: Any = None  # the parsed body when it was JSON, else None
+
+
+@dataclass(frozen=True)
+class ReceivedResponse:
+    """The gateway's answer as received. `status` is None when no response arrived at all."""
+
+    status: int | None
+    headers: Mapping[str, str]
+    raw: bytes  # the body bytes as they arrived (streams included), capped by the runner
+    transport_error: str | None = None  # "timeout after 30s", "connection reset", ... (after any bytes received)
+    elapsed: float = 0.0
+    truncated: bool = False  # the runner stopped reading at its byte cap
+
+
+@dataclass(frozen=True)
+class ServedAnswer:
+    """What the replay upstream answered to one upstream call."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    cassette: str | None = None
+    interaction: int | None = None
+    fault: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamCall:
+    """One request the gateway made to the replay upstream for this case, and the answer it got."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes
+    json: Any = None
+    served: ServedAnswer | None = None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    rule_id: str
+    variant: Mapping[str, Any]
+    request: SentRequest
+    response: ReceivedResponse
+    # None when the upstream side cannot be observed (live mode): upstream checks then cannot run.
+    upstream: tuple[UpstreamCall, ...] | None = None
+    marker: str | None = None
+    models: Mapping[str, str] = field(default_factory=dict)
+    # The same request sent with stream=false, for `stream_matches_nonstream`.
+    companion: Exchange | None = None

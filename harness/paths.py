@@ -1,0 +1,31 @@
+"""Where the language-neutral data lives: next to the package in a checkout, inside it in a wheel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+def _data_dir(name: str) -> Path:
+    installed = _PKG / "_data" / name
+    if installed.is_dir():
+        return installed
+    return _PKG.parent / name
+
+
+def specs_dir() -> Path:
+    return _data_dir("specs")
+
+
+def cassettes_dir() -> Path:
+    return _data_dir("cassettes")
+
+
+def schema_path(name: str) -> Path:
+    """A schema under specs/schema: `rule`, `profile`, `report`, or a wire schema such as `openai.chat.completion`."""
+    base = specs_dir() / "schema"
+    for candidate in (base / f"{name}.schema.json", base / "wire" / f"{name}.schema.json"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"no schema named {name!r} under {base}")

@@ -1,0 +1,178 @@
+"""Read and validate rule files and profiles. Every problem is a SpecError naming file, line and problem."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from harness.paths import schema_path, specs_dir
+from harness.spec.model import UPSTREAM_KEYS, Needs, Profile, RoleSpec, Rule, RuleFile, Source, placeholders_in
+
+NON_RULE_FILES = frozenset({"profile.yaml"})
+
+
+class SpecError(Exception):
+    """A rule or profile file that cannot be used. `str()` is `file:line: problem`."""
+
+    def __init__(self, file: str, line: int, problem: str) -> None:
+        super().__init__(f"{file}:{line}: {problem}")
+        self.file = file
+        self.line = line
+        self.problem = problem
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)  # type: ignore[no-any-return]
+
+
+def _node_at(node: yaml.Node, path: Sequence[Any]) -> yaml.Node:
+    """The deepest YAML node along a JSON path, for its line number."""
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == step:
+                    node = value_node
+                    break
+            else:
+                return node
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            return node
+    return node
+
+
+def _parse(path: Path) -> tuple[Any, yaml.Node | None]:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(name, 0, f"cannot read file: {exc}") from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SpecError(name, line, f"invalid YAML: {problem}") from exc
+    return data, node
+
+
+def _best_error(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
+    return jsonschema.exceptions.best_match(errors) or errors[0]
+
+
+def _validate(name: str, data: Any, node: yaml.Node | None, schema: str) -> None:
+    errors = list(_validator(schema).iter_errors(data))
+    if not errors:
+        return
+    err = _best_error(errors)
+    line = _node_at(node, list(err.absolute_path)).start_mark.line + 1 if node is not None else 0
+    where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+    raise SpecError(name, line, f"at {where}: {err.message}")
+
+
+def _line_of(node: yaml.Node | None, path: Sequence[Any]) -> int:
+    return _node_at(node, path).start_mark.line + 1 if node is not None else 0
+
+
+def _needs(raw: Mapping[str, Any], rule: Mapping[str, Any]) -> Needs:
+    expect_keys = set(rule["expect"])
+    for override in rule.get("when", ()):
+        expect_keys |= set(override["expect"])
+    default_replay = "upstream" in rule or bool(expect_keys & UPSTREAM_KEYS)
+    models = set(raw.get("models", ())) | set(placeholders_in(rule["request"]))
+    return Needs(
+        replay=bool(raw.get("replay", default_replay)),
+        models=frozenset(models),
+        features=frozenset(raw.get("features", ())),
+        without=frozenset(raw.get("without", ())),
+    )
+
+
+def load_rule_file(path: str | Path) -> RuleFile:
+    """Parse, schema-check and freeze one rule file."""
+    path = Path(path)
+    name = str(path)
+    data, node = _parse(path)
+    if data is None:
+        raise SpecError(name, 1, "empty rule file")
+    _validate(name, data, node, "rule")
+    defaults = data.get("defaults", {})
+    file_source = data["source"]
+    rules: list[Rule] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(data["rules"]):
+        line = _line_of(node, ["rules", index])
+        merged = {**defaults, **raw}
+        rule_id = merged["id"]
+        if rule_id in seen:
+            raise SpecError(name, line, f"duplicate rule id {rule_id!r} (first at line {seen[rule_id]})")
+        seen[rule_id] = line
+        src = merged["source"]
+        doc = src.get("doc", file_source["doc"])
+        if not rule_id.startswith(path.parent.name + "/") and path.parent.name != "specs":
+            # Rules live under specs/<profile>/; the id's first segment is that profile.
+            if (path.parent / "profile.yaml").is_file():
+                raise SpecError(name, line, f"rule id {rule_id!r} must start with {path.parent.name + '/'!r}")
+        rules.append(
+            Rule(
+                id=rule_id,
+                aliases=tuple(merged.get("aliases", ())),
+                level=merged["level"],
+                title=merged["title"],
+                source=Source(doc=doc, section=src.get("section", file_source["section"]), quote=src["quote"]),
+                reading=merged.get("reading"),
+                tags=frozenset(merged.get("tags", ())),
+                request=merged["request"],
+                variants=tuple((k, tuple(v)) for k, v in merged.get("variants", {}).items()),
+                upstream=merged.get("upstream"),
+                needs=_needs(merged.get("needs", {}), merged),
+                expect=merged["expect"],
+                when=tuple(merged.get("when", ())),
+                file=name,
+                line=line,
+            )
+        )
+    return RuleFile(path=name, rules=tuple(rules))
+
+
+def load_profile(profile: str, root: Path | None = None) -> Profile:
+    """specs/<profile>/profile.yaml, validated."""
+    path = (root or specs_dir()) / profile / "profile.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(available_profiles(root))) or "none"
+        raise SpecError(str(path), 0, f"unknown profile {profile!r} (known: {known})")
+    data, node = _parse(path)
+    _validate(str(path), data, node, "profile")
+    return Profile(
+        name=data["profile"],
+        doc=data["doc"],
+        title=data["title"],
+        base_path=data.get("base_path"),
+        models={k: RoleSpec(v["default"], v["description"], v.get("upstream")) for k, v in data["models"].items()},
+        features=dict(data.get("features", {})),
+    )
+
+
+def available_profiles(root: Path | None = None) -> list[str]:
+    base = root or specs_dir()
+    return sorted(p.parent.name for p in base.glob("*/profile.yaml"))
+
+
+def rule_files(directory: Path) -> Iterator[Path]:
+    """Rule files under a directory (recursively), skipping profile.yaml."""
+    for path in sorted(directory.rglob("*.yaml")):
+        if path.name not in NON_RULE_FILES:
+            yield path

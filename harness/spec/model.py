@@ -1,0 +1,121 @@
+"""Frozen values for rules and profiles. Pure: no I/O, no yaml."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLE_RE = re.compile(r"\$([A-Z][A-Z0-9_]*)\b")
+# Placeholders that are not model roles.
+RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
+
+# Expectation keys that only make sense for a streamed answer.
+STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
+# Expectation keys that read what the replay upstream saw or served.
+UPSTREAM_KEYS = frozenset({"upstream", "upstream_calls", "upstream_headers", "upstream_schema", "usage"})
+
+
+@dataclass(frozen=True)
+class Source:
+    doc: str
+    section: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class Needs:
+    replay: bool
+    models: frozenset[str]
+    features: frozenset[str]
+    without: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    level: str
+    title: str
+    source: Source
+    request: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    needs: Needs
+    variants: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    upstream: Mapping[str, Any] | None = None
+    when: tuple[Mapping[str, Any], ...] = ()
+    reading: str | None = None
+    tags: frozenset[str] = frozenset()
+    aliases: tuple[str, ...] = ()
+    file: str = ""
+    line: int = 0
+
+    @property
+    def profile(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def area(self) -> str:
+        return self.id.split("/")[1]
+
+    def variant_combos(self) -> list[dict[str, Any]]:
+        """Every combination of the variant values, in declaration order; [{}] when there are none."""
+        if not self.variants:
+            return [{}]
+        names = [name for name, _ in self.variants]
+        return [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.variants))]
+
+    def expect_for(self, variant: Mapping[str, Any]) -> dict[str, Any]:
+        """`expect` with the matching `when` overrides applied, minus stream-only keys for non-stream variants."""
+        merged = dict(self.expect)
+        for override in self.when:
+            if all(variant.get(k) == v for k, v in override["variant"].items()):
+                merged.update(override["expect"])
+        if not variant.get("stream", False) and not _body_streams(self.request):
+            for key in STREAM_ONLY:
+                merged.pop(key, None)
+        return merged
+
+
+def _body_streams(request: Mapping[str, Any]) -> bool:
+    body = request.get("body")
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    default: str
+    description: str
+    upstream: str | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    doc: str
+    title: str
+    models: Mapping[str, RoleSpec]
+    features: Mapping[str, str] = field(default_factory=dict)
+    base_path: str | None = None
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    path: str
+    rules: tuple[Rule, ...]
+
+
+def placeholders_in(value: Any) -> Iterator[str]:
+    """Model-role placeholders (`$MODEL`, `$MODEL_SAMPLING`, ...) anywhere in a JSON-like value."""
+    if isinstance(value, str):
+        for match in ROLE_RE.finditer(value):
+            if match.group(1) not in RESERVED:
+                yield match.group(1)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from placeholders_in(key)
+            yield from placeholders_in(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from placeholders_in(item)
