@@ -1,0 +1,479 @@
+"""Load, validate, scrub, match and write vcrpy cassettes (format version 1) with provenance metadata.
+
+Loading never patches anything: the YAML is read with vcrpy's own safe `_CassetteLoader`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from vcr.serializers import yamlserializer
+
+CASSETTE_FORMAT_VERSION = 1
+
+EndpointKind = Literal["anthropic.messages", "openai.chat"]
+
+# Header values that are obviously not credentials. Anything else in a credential header is refused.
+_PLACEHOLDER = re.compile(
+    r"^(?:(?:Bearer|Basic)\s+)?(?:<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|REDACTED|redacted|\*+|x+|X+|dummy|test|fake|)$"
+)
+# Substrings that look like a live credential wherever they appear (header values, scrubbed bodies).
+_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"\bBearer\s+(?!<)[A-Za-z0-9._~+/=\-]{20,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),  # Google API keys (relay's Gemini adapter)
+)
+# Headers that carry credentials: any non-placeholder value is a secret, however short.
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "x-api-key", "api-key", "proxy-authorization", "x-goog-api-key", "cookie", "set-cookie"}
+)
+# Response headers that identify an account; dropped by `scrub`, harmless when already absent.
+ACCOUNT_HEADERS = frozenset(
+    {"set-cookie", "anthropic-organization-id", "openai-organization", "openai-project", "cf-ray", "x-envoy-upstream-service-time"}
+)
+REDACTED = "<REDACTED>"
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class CassetteError(Exception):
+    """A cassette that cannot be used: missing, unreadable, wrong version, bad provenance, or holding a secret."""
+
+    def __init__(self, file: str | Path, problem: str) -> None:
+        self.file = str(file)
+        self.problem = problem
+        super().__init__(f"{self.file}: {problem}")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    origin: Literal["recorded", "synthesized"]
+    date: str
+    provider: str
+    api_version: str | None = None
+    model: str | None = None
+    description: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    uri: str
+    path: str
+    headers: Mapping[str, tuple[str, ...]]  # lower-case names, every value a tuple as vcrpy stores lists
+    body: bytes
+    json: Any = None  # the parsed body when it was JSON
+
+    @property
+    def stream(self) -> bool:
+        return stream_flag(self.json)
+
+
+@dataclass(frozen=True)
+class RecordedResponse:
+    status: int
+    message: str
+    headers: Mapping[str, tuple[str, ...]]
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        values = self.headers.get("content-type", ())
+        return values[0] if values else ""
+
+    @property
+    def is_sse(self) -> bool:
+        return self.content_type.split(";")[0].strip().lower() == "text/event-stream"
+
+
+@dataclass(frozen=True)
+class Interaction:
+    request: RecordedRequest
+    response: RecordedResponse
+
+
+@dataclass(frozen=True)
+class Cassette:
+    name: str  # path under cassettes/ without `.yaml`, e.g. `anthropic/text-basic`
+    path: Path
+    metadata: Provenance
+    interactions: tuple[Interaction, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets
+
+
+def find_secrets(headers: Mapping[str, Iterable[str]]) -> list[str]:
+    """Names of headers whose values look like a real credential (placeholders such as `<REDACTED>` pass)."""
+    found = []
+    for name, values in headers.items():
+        lname = name.lower()
+        for value in values:
+            text = str(value).strip()
+            if lname in CREDENTIAL_HEADERS and not _PLACEHOLDER.match(text):
+                found.append(lname)
+                break
+            if any(p.search(text) for p in _SECRET_PATTERNS):
+                found.append(lname)
+                break
+    return found
+
+
+def redact_text(text: str) -> str:
+    """`text` with every secret-looking substring replaced by `<REDACTED>`."""
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return text
+
+
+def scrub_headers(headers: Mapping[str, Iterable[str]], *, drop: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
+    """Lower-cased headers with credentials replaced by placeholders and `drop` names removed."""
+    dropped = {d.lower() for d in drop}
+    out: dict[str, tuple[str, ...]] = {}
+    for name, values in headers.items():
+        lname = name.lower()
+        if lname in dropped:
+            continue
+        scrubbed = []
+        for value in values:
+            text = str(value)
+            if lname in CREDENTIAL_HEADERS and not _PLACEHOLDER.match(text.strip()):
+                # Keep the scheme so a reader still sees how the key travelled.
+                text = f"Bearer {REDACTED}" if text.lower().startswith("bearer ") else REDACTED
+            scrubbed.append(redact_text(text))
+        out[lname] = (*out.get(lname, ()), *scrubbed)
+    return out
+
+
+def _redact_body(body: bytes) -> bytes:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+    return redact_text(text).encode("utf-8")
+
+
+def scrub(interaction: Interaction) -> Interaction:
+    """The interaction without credentials or account identifiers, ready to be written."""
+    req = interaction.request
+    resp = interaction.response
+    body = _redact_body(req.body)
+    return Interaction(
+        request=replace(req, headers=scrub_headers(req.headers), body=body, json=_parse_json(body)),
+        response=replace(
+            resp,
+            headers=scrub_headers(resp.headers, drop=ACCOUNT_HEADERS),
+            body=_redact_body(resp.body),
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_cassette(path: str | Path, name: str | None = None) -> Cassette:
+    """Read and validate one cassette file. `name` defaults to the file stem."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CassetteError(p, "no such cassette") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CassetteError(p, f"cannot read: {exc}") from exc
+    try:
+        data = yaml.load(text, Loader=yamlserializer._CassetteLoader)  # vcrpy's safe loader: no python/* tags
+    except yaml.YAMLError as exc:
+        raise CassetteError(p, f"not valid cassette YAML: {exc}") from exc
+    return cassette_from_dict(data, path=p, name=name or p.stem)
+
+
+def load_named(name: str, cassettes_dir: str | Path) -> Cassette:
+    """The cassette `<cassettes_dir>/<name>.yaml`; `name` may not leave the directory."""
+    base = Path(cassettes_dir).resolve()
+    path = (base / f"{name}.yaml").resolve()
+    if base not in path.parents:
+        raise CassetteError(path, f"cassette name {name!r} leaves {base}")
+    return load_cassette(path, name=name)
+
+
+def cassette_from_dict(data: Any, *, path: Path, name: str) -> Cassette:
+    if not isinstance(data, dict):
+        raise CassetteError(path, "not a cassette: the top level must be a mapping")
+    version = data.get("version")
+    if version != CASSETTE_FORMAT_VERSION:
+        raise CassetteError(path, f"unsupported cassette version {version!r} (expected {CASSETTE_FORMAT_VERSION})")
+    metadata = _provenance(data.get("metadata"), path)
+    raw = data.get("interactions")
+    if not isinstance(raw, list) or not raw:
+        raise CassetteError(path, "`interactions` must be a non-empty list")
+    interactions = tuple(_interaction(item, path, i) for i, item in enumerate(raw))
+    return Cassette(name=name, path=path, metadata=metadata, interactions=interactions)
+
+
+def _provenance(meta: Any, path: Path) -> Provenance:
+    if not isinstance(meta, dict):
+        raise CassetteError(path, "missing provenance: top-level `metadata` mapping with origin, date, provider, ...")
+    origin = meta.get("origin")
+    if origin not in ("recorded", "synthesized"):
+        raise CassetteError(path, f"metadata.origin must be 'recorded' or 'synthesized', not {origin!r}")
+    required = ("date", "provider", "api_version", "model") if origin == "recorded" else ("date", "provider")
+    missing = [k for k in required if meta.get(k) in (None, "")]
+    if missing:
+        raise CassetteError(path, f"{origin} cassette lacks metadata: {', '.join(missing)}")
+    values: dict[str, str | None] = {}
+    for key in ("date", "provider", "api_version", "model", "description", "source"):
+        value = meta.get(key)
+        if isinstance(value, _dt.date):  # an unquoted YAML date
+            value = value.isoformat()
+        if value is not None and not isinstance(value, str):
+            raise CassetteError(path, f"metadata.{key} must be a string")
+        values[key] = value
+    date = values["date"]
+    if date is None or not _DATE.match(date):
+        raise CassetteError(path, f"metadata.date must be YYYY-MM-DD, not {date!r}")
+    unknown = set(meta) - {"origin", *values}
+    if unknown:
+        raise CassetteError(path, f"unknown metadata keys: {', '.join(sorted(unknown))}")
+    return Provenance(
+        origin=origin,
+        date=date,
+        provider=values["provider"] or "",
+        api_version=values["api_version"],
+        model=values["model"],
+        description=values["description"],
+        source=values["source"],
+    )
+
+
+def _headers(raw: Any, path: Path, where: str) -> dict[str, tuple[str, ...]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CassetteError(path, f"{where}.headers must be a mapping")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, values in raw.items():
+        seq = values if isinstance(values, list | tuple) else [values]
+        out[str(name).lower()] = (*out.get(str(name).lower(), ()), *(str(v) for v in seq))
+    secrets = find_secrets(out)
+    if secrets:
+        raise CassetteError(path, f"{where} header {secrets[0]!r} holds a real-looking secret; scrub it")
+    return out
+
+
+def _body_bytes(raw: Any) -> bytes:
+    if isinstance(raw, dict):  # vcrpy's response shape {"string": ...}
+        raw = raw.get("string")
+    if raw is None:
+        return b""
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, io.BytesIO):  # legacy request bodies
+        return raw.getvalue()
+    if isinstance(raw, str):
+        return raw.encode("utf-8")
+    return b"".join(x if isinstance(x, bytes) else str(x).encode() for x in raw)
+
+
+def _parse_json(body: bytes) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _interaction(item: Any, path: Path, index: int) -> Interaction:
+    where = f"interactions[{index}]"
+    if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(item.get("response"), dict):
+        raise CassetteError(path, f"{where} needs `request` and `response` mappings")
+    req, resp = item["request"], item["response"]
+    uri = req.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise CassetteError(path, f"{where}.request.uri is missing")
+    body = _body_bytes(req.get("body"))
+    request = RecordedRequest(
+        method=str(req.get("method", "POST")).upper(),
+        uri=uri,
+        path=_uri_path(uri),
+        headers=_headers(req.get("headers"), path, f"{where}.request"),
+        body=body,
+        json=_parse_json(body),
+    )
+    status = resp.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("code"), int):
+        raise CassetteError(path, f"{where}.response.status must be {{code: int, message: str}}")
+    response = RecordedResponse(
+        status=status["code"],
+        message=str(status.get("message") or ""),
+        headers=_headers(resp.get("headers"), path, f"{where}.response"),
+        body=_body_bytes(resp.get("body")),
+    )
+    return Interaction(request=request, response=response)
+
+
+def _uri_path(uri: str) -> str:
+    return urlsplit(uri).path or "/"
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def cassette_to_dict(cassette: Cassette) -> dict[str, Any]:
+    """The vcrpy dict form: decoded bodies (bytes only when not UTF-8), lower-case names, lists of values."""
+
+    def text_or_bytes(body: bytes) -> str | bytes:
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body  # the dumper writes !!binary, as vcrpy does
+
+    interactions = []
+    for it in cassette.interactions:
+        req, resp = it.request, it.response
+        interactions.append(
+            {
+                "request": {
+                    "body": text_or_bytes(req.body) if req.body else None,
+                    "headers": {k.lower(): list(v) for k, v in req.headers.items()},
+                    "method": req.method,
+                    "uri": req.uri,
+                },
+                "response": {
+                    "body": {"string": text_or_bytes(resp.body)},
+                    "headers": {k.lower(): list(v) for k, v in resp.headers.items()},
+                    "status": {"code": resp.status, "message": resp.message},
+                },
+            }
+        )
+    return {"interactions": interactions, "metadata": cassette.metadata.to_dict(), "version": CASSETTE_FORMAT_VERSION}
+
+
+def write_cassette(path: str | Path, cassette: Cassette) -> Path:
+    """Write `cassette` as vcrpy YAML; refuses (CassetteError) anything `load_cassette` would refuse."""
+    p = Path(path)
+    data = cassette_to_dict(cassette)
+    # Validate the exact data that will be written, so a written cassette always loads back.
+    cassette_from_dict(data, path=p, name=cassette.name)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(yamlserializer.serialize(data), encoding="utf-8")
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching (vcrpy style: pure matchers, and a diagnosis of the closest recordings when none match)
+
+
+def endpoint_kind(path: str) -> EndpointKind | None:
+    p = path.split("?", 1)[0].rstrip("/")
+    if p.endswith("/messages"):
+        return "anthropic.messages"
+    if p.endswith("/chat/completions"):
+        return "openai.chat"
+    return None
+
+
+def stream_flag(body_json: Any) -> bool:
+    return isinstance(body_json, dict) and body_json.get("stream") is True
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The live request being matched."""
+
+    method: str
+    path: str
+    body_json: Any
+
+
+Matcher = Callable[[Probe, RecordedRequest], "str | None"]  # None when it matches, else why not
+
+
+def match_method(probe: Probe, recorded: RecordedRequest) -> str | None:
+    if probe.method.upper() == recorded.method.upper():
+        return None
+    return f"method {probe.method.upper()} != {recorded.method}"
+
+
+def match_endpoint(probe: Probe, recorded: RecordedRequest) -> str | None:
+    got, want = endpoint_kind(probe.path), endpoint_kind(recorded.path)
+    if got is not None and got == want:
+        return None
+    return f"endpoint {got or probe.path} != {want or recorded.path}"
+
+
+def match_stream(probe: Probe, recorded: RecordedRequest) -> str | None:
+    got, want = stream_flag(probe.body_json), recorded.stream
+    if got == want:
+        return None
+    return f"stream {str(got).lower()} != {str(want).lower()}"
+
+
+MATCHERS: tuple[tuple[str, Matcher], ...] = (
+    ("method", match_method),
+    ("endpoint", match_endpoint),
+    ("stream", match_stream),
+)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    interaction: int
+    failed: tuple[str, ...]  # matcher names
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    candidates: tuple[int, ...]  # indexes of matching interactions, in cassette order
+    closest: tuple[Mismatch, ...] = field(default=())  # filled only when nothing matched
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.candidates)
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"matched interactions {list(self.candidates)}"
+        parts = [f"#{m.interaction} ({'; '.join(m.reasons)})" for m in self.closest]
+        return "no interaction matches; closest: " + (", ".join(parts) or "none")
+
+
+def match(
+    cassette: Cassette,
+    method: str,
+    path: str,
+    body_json: Any,
+    matchers: tuple[tuple[str, Matcher], ...] = MATCHERS,
+    max_closest: int = 3,
+) -> MatchResult:
+    probe = Probe(method=method, path=path, body_json=body_json)
+    candidates: list[int] = []
+    misses: list[Mismatch] = []
+    for i, it in enumerate(cassette.interactions):
+        failures = [(name, why) for name, fn in matchers if (why := fn(probe, it.request)) is not None]
+        if not failures:
+            candidates.append(i)
+        else:
+            misses.append(Mismatch(i, tuple(n for n, _ in failures), tuple(w for _, w in failures)))
+    if candidates:
+        return MatchResult(candidates=tuple(candidates))
+    misses.sort(key=lambda m: (len(m.failed), m.interaction))
+    return MatchResult(candidates=(), closest=tuple(misses[:max_closest]))
