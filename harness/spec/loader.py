@@ -78,7 +78,13 @@ def _validate(name: str, data: Any, node: yaml.Node | None, schema: str) -> None
     if not errors:
         return
     err = _best_error(errors)
-    line = _node_at(node, list(err.absolute_path)).start_mark.line + 1 if node is not None else 0
+    path = list(err.absolute_path)
+    if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+        # Point at the unexpected key itself, not at the mapping that holds it.
+        extra = [k for k in err.instance if f"'{k}'" in err.message]
+        if extra:
+            path.append(extra[0])
+    line = _node_at(node, path).start_mark.line + 1 if node is not None else 0
     where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
     raise SpecError(name, line, f"at {where}: {err.message}")
 

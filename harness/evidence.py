@@ -1,0 +1,141 @@
+"""Turn an outcome into what humans and machines read: a failure text and a JSON result entry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
+from harness.runner import Outcome, variant_label
+from harness.spec.model import Rule
+
+EXCERPT = 2000
+
+
+def _text(data: bytes, limit: int = EXCERPT) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > limit:
+        return text[:limit] + f"\n… ({len(data)} bytes in all)"
+    return text
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _headers(headers: Mapping[str, str]) -> str:
+    return "\n".join(f"    {k}: {v}" for k, v in sorted(headers.items()))
+
+
+def _request_text(req: SentRequest) -> str:
+    return f"  {req.method} {req.url}\n{_headers(req.headers)}\n\n    {_text(req.body)}"
+
+
+def _response_text(resp: ReceivedResponse) -> str:
+    head = f"  status {resp.status}" if resp.status is not None else "  no response"
+    if resp.transport_error:
+        head += f" — {resp.transport_error}"
+    head += f" ({resp.elapsed:.2f}s{', truncated' if resp.truncated else ''})"
+    return f"{head}\n{_headers(resp.headers)}\n\n    {_text(resp.raw)}"
+
+
+def _upstream_text(calls: tuple[UpstreamCall, ...] | None) -> str:
+    if calls is None:
+        return "  (not observable: no replay upstream)"
+    if not calls:
+        return "  (the gateway made no upstream request for this case)"
+    parts = []
+    for i, call in enumerate(calls):
+        parts.append(f"  [{i}] {call.method} {call.path}\n{_headers(call.headers)}\n\n    {_text(call.body)}")
+        if call.served is not None:
+            source = call.served.cassette or "fault"
+            parts.append(f"      → served {call.served.status} from {source}"
+                         f"{'' if call.served.interaction is None else f' #{call.served.interaction}'}")
+    return "\n".join(parts)
+
+
+def failure_text(rule: Rule, outcome: Outcome, rerun: str) -> str:
+    """The human account of a failed rule: what the doc says, what went wrong, the exchange, how to rerun."""
+    lines = [
+        f"{outcome.outcome}: {rule.id} [{variant_label(outcome.variant)}] ({rule.level}) — {rule.title}",
+        f'  {rule.source.doc} § "{rule.source.section}": "{rule.source.quote}"',
+    ]
+    if rule.reading:
+        lines.append(f"  reading: {rule.reading}")
+    if outcome.reason:
+        lines.append(f"  {outcome.reason}")
+    if outcome.violations:
+        lines.append("violations:")
+        for v in outcome.violations:
+            lines.append(f"  - [{v.check}] {v.path}: {v.message}")
+            lines.append(f"      expected: {_short(v.expected)}")
+            lines.append(f"      actual:   {_short(v.actual)}")
+    ex = outcome.exchange
+    if ex is not None:
+        lines += ["request sent to the gateway:", _request_text(ex.request),
+                  "gateway answer:", _response_text(ex.response),
+                  "upstream requests the gateway made:", _upstream_text(ex.upstream)]
+    if outcome.diagnostics:
+        lines.append("replay upstream diagnostics during this rule (under -n, may include other rules'):")
+        lines += [f"  - {_short(d, 500)}" for d in outcome.diagnostics]
+    lines.append(f"rerun: {rerun}")
+    return "\n".join(lines)
+
+
+def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
+    if ex is None:
+        return None
+
+    def call(c: UpstreamCall) -> dict[str, Any]:
+        served = None
+        if c.served is not None:
+            served = {"status": c.served.status, "headers": dict(c.served.headers), "body": _text(c.served.body, 20000),
+                      "cassette": c.served.cassette, "interaction": c.served.interaction}
+        return {"method": c.method, "path": c.path, "headers": dict(c.headers), "body": _text(c.body, 20000),
+                "served": served}
+
+    return {
+        "request": {"method": ex.request.method, "url": ex.request.url, "headers": dict(ex.request.headers),
+                    "body": _text(ex.request.body, 20000)},
+        "response": {"status": ex.response.status, "headers": dict(ex.response.headers),
+                     "body": _text(ex.response.raw, 50000), "transport_error": ex.response.transport_error,
+                     "elapsed": round(ex.response.elapsed, 4), "truncated": ex.response.truncated},
+        "upstream": None if ex.upstream is None else [call(c) for c in ex.upstream],
+    }
+
+
+def result_json(rule: Rule, outcome: Outcome, rerun: str, nodeid: str = "") -> dict[str, Any]:
+    """One entry of results.json (specs/schema/report.schema.json)."""
+    failed = outcome.outcome in ("FAIL", "WARN", "HARNESS_ERROR")
+    return {
+        "rule_id": rule.id,
+        "variant": dict(outcome.variant),
+        "profile": rule.profile,
+        "area": rule.area,
+        "level": rule.level,
+        "title": rule.title,
+        "source": {"doc": rule.source.doc, "section": rule.source.section, "quote": rule.source.quote},
+        "reading": rule.reading,
+        "outcome": outcome.outcome,
+        "reason": outcome.reason or None,
+        "violations": [
+            {"check": v.check, "path": v.path, "expected": _jsonable(v.expected), "actual": _jsonable(v.actual),
+             "message": v.message}
+            for v in outcome.violations
+        ],
+        "duration": round(outcome.duration, 4),
+        "nodeid": nodeid,
+        "rerun": rerun,
+        "exchange": _exchange_json(outcome.exchange) if failed else None,
+        "diagnostics": [dict(d) for d in outcome.diagnostics],
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,314 @@
+"""The pytest11 entry point: `pytest --gateway-url URL --profile NAME` runs a profile's rules.
+
+Without `--gateway-url` this plugin only adds its options: it collects nothing and changes nothing,
+so installing the package never disturbs another project's pytest run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+
+import pytest
+
+if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active
+    import httpx
+
+    from harness.items import SpecFile
+    from harness.replay_client import ReplayClient
+    from harness.runner import Target
+    from harness.spec import Profile
+
+KEY_ENV = "GC_GATEWAY_KEY"
+SKIP_DIRS = frozenset({"schema", "coverage"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gateway-conformance", "gateway conformance (OpenAI-compatible gateways)")
+    group.addoption("--gateway-url", metavar="URL", help="OpenAI base URL of the gateway under test "
+                    "(as an SDK takes it, e.g. http://127.0.0.1:8080/openai/v1). Enables the rules.")
+    group.addoption("--gateway-key", metavar="KEY", help=f"API key for the gateway (default: ${KEY_ENV}).")
+    group.addoption("--profile", metavar="NAME", help="which documented gateway's rules to run (ezat, lyrouter, relay).")
+    group.addoption("--model-map", metavar="FILE", help="YAML mapping of model roles ($MODEL, ...) to your model ids; "
+                    "a role mapped to null makes its rules NOT_APPLICABLE.")
+    group.addoption("--replay-url", metavar="URL", help="a replay upstream that is already running "
+                    "(gateway-conformance serve-upstream).")
+    group.addoption("--replay-port", metavar="P", type=int, help="serve the replay upstream on 127.0.0.1:P "
+                    "(point the gateway's Anthropic base URL there).")
+    group.addoption("--upstream", choices=("replay", "live"), default="replay",
+                    help="replay: the gateway talks to the replay upstream (default); live: to real providers, "
+                    "rules that need a scripted upstream are NOT_APPLICABLE.")
+    group.addoption("--rule", metavar="GLOB", action="append", default=[], help="run only rules whose id matches "
+                    "(repeatable), e.g. 'ezat/streaming/*'.")
+    group.addoption("--rule-timeout", metavar="S", type=float, default=30.0,
+                    help="seconds a rule may take before the gateway's answer counts as hung (default 30).")
+    group.addoption("--feature", metavar="NAME", action="append", default=[], help="declare an optional feature "
+                    "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.")
+    group.addoption("--strict", action="store_true", help="a failed SHOULD rule is a FAIL, not a WARN.")
+    group.addoption("--report-json", metavar="PATH", help="write every rule's outcome to this JSON file "
+                    "(specs/schema/report.schema.json).")
+
+
+@dataclass
+class SessionState:
+    """Per-process state of a conformance run."""
+
+    target: Target
+    profile: Profile
+    rule_patterns: list[str]
+    rerun_base: str
+    replay_server: Any = None  # harness.replay.ReplayServer when this process serves it
+    _http: httpx.Client | None = None
+    _replay: ReplayClient | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            import httpx
+
+            # No environment proxies: the gateway and the replay upstream are where the user said.
+            self._http = httpx.Client(trust_env=False, follow_redirects=False)
+        return self._http
+
+    def replay(self) -> ReplayClient | None:
+        if self.target.replay_url is None:
+            return None
+        if self._replay is None:
+            from harness.replay_client import ReplayClient
+
+            self._replay = ReplayClient(self.target.replay_url)
+        return self._replay
+
+    def rerun_command(self, rule_id: str) -> str:
+        return f"{self.rerun_base} --rule {shlex.quote(rule_id)}"
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+        if self._replay is not None:
+            self._replay.close()
+        if self.replay_server is not None:
+            self.replay_server.stop()
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]:
+    import yaml
+
+    models: dict[str, str | None] = {role: spec.default for role, spec in profile.models.items()}
+    if not path:
+        return models
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise pytest.UsageError(f"--model-map {path}: cannot read it: {exc}") from exc
+    if not isinstance(data, Mapping) or not all(isinstance(v, (str, type(None))) for v in data.values()):
+        raise pytest.UsageError(f"--model-map {path}: expected a mapping of ROLE: model-id (or null)")
+    unknown = sorted(set(data) - set(profile.models))
+    if unknown:
+        raise pytest.UsageError(f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
+                                f"profile {profile.name} has {', '.join(sorted(profile.models))}")
+    models.update(data)
+    return models
+
+
+def _rerun_base(config: pytest.Config) -> str:
+    opt = config.option
+    parts = ["pytest", "--gateway-url", opt.gateway_url, "--profile", opt.profile]
+    if opt.gateway_key or os.environ.get(KEY_ENV):
+        parts = [f"{KEY_ENV}=…", *parts]
+    if opt.model_map:
+        parts += ["--model-map", opt.model_map]
+    if opt.upstream == "live":
+        parts += ["--upstream", "live"]
+    elif opt.replay_url:
+        parts += ["--replay-url", opt.replay_url]
+    elif opt.replay_port:
+        parts += ["--replay-port", str(opt.replay_port)]
+    for feature in opt.feature:
+        parts += ["--feature", feature]
+    if opt.strict:
+        parts.append("--strict")
+    return " ".join(shlex.quote(p) if not p.endswith("=…") else p for p in parts)
+
+
+def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
+    """The replay upstream URL: given, served here, or handed down by the xdist controller."""
+    opt = config.option
+    if opt.upstream == "live":
+        return opt.replay_url, None
+    if _is_worker(config):
+        return config.workerinput["gc_replay_url"], None  # type: ignore[attr-defined]
+    if opt.replay_url:
+        return opt.replay_url.rstrip("/"), None
+    if opt.replay_port is None:
+        raise pytest.UsageError(
+            "--upstream replay needs the replay upstream your gateway talks to: pass --replay-port P "
+            "(served here on 127.0.0.1:P; point the gateway's Anthropic base URL at http://127.0.0.1:P) or "
+            "--replay-url URL (one you run with `gateway-conformance serve-upstream`); or use --upstream live."
+        )
+    from harness.paths import cassettes_dir
+    from harness.replay import ReplayServer
+
+    try:
+        server = ReplayServer(cassettes_dir(), port=opt.replay_port)
+        server.start()
+    except OSError as exc:
+        raise pytest.UsageError(f"--replay-port {opt.replay_port}: cannot serve the replay upstream: {exc}") from exc
+    return server.url, server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("gateway_url", None):
+        return
+    from harness.items import STATE_KEY
+    from harness.paths import specs_dir
+    from harness.replay_client import ReplayClient, ReplayError
+    from harness.runner import Target
+    from harness.spec import SpecError, load_profile
+
+    opt = config.option
+    if not opt.profile:
+        raise pytest.UsageError("--gateway-url needs --profile NAME (which gateway's documented rules to run)")
+    try:
+        profile = load_profile(opt.profile)
+    except SpecError as exc:
+        raise pytest.UsageError(f"--profile {opt.profile}: {exc.problem}") from exc
+    if not opt.gateway_url.startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--gateway-url {opt.gateway_url!r}: expected an http(s) URL")
+    if opt.rule_timeout <= 0:
+        raise pytest.UsageError("--rule-timeout must be positive")
+    models = _load_model_map(opt.model_map, profile)
+    replay_url, server = _start_replay(config)
+    target = Target(
+        gateway_url=opt.gateway_url,
+        gateway_key=opt.gateway_key or os.environ.get(KEY_ENV) or None,
+        models=models,
+        features=frozenset(opt.feature),
+        upstream_mode=opt.upstream,
+        replay_url=replay_url,
+        rule_timeout=opt.rule_timeout,
+        strict=opt.strict,
+    )
+    state = SessionState(target=target, profile=profile, rule_patterns=list(opt.rule),
+                         rerun_base=_rerun_base(config), replay_server=server)
+    if replay_url and not _is_worker(config):
+        try:
+            ReplayClient(replay_url).health()
+        except ReplayError as exc:
+            state.close()
+            raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
+    config.stash[STATE_KEY] = state
+    # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(specs_dir() / profile.name)]
+    config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.pluginmanager.get_plugin("gateway-conformance-run")
+    if run is not None:
+        run.state.close()
+
+
+class ConformanceRun:
+    """Hooks that exist only while a conformance run is active."""
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> SpecFile | None:
+        from harness.items import SpecFile
+        from harness.spec.loader import NON_RULE_FILES
+
+        if file_path.suffix not in (".yaml", ".yml") or file_path.name in NON_RULE_FILES:
+            return None
+        if SKIP_DIRS & set(file_path.parts):
+            return None
+        return SpecFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+    def pytest_configure_node(self, node: Any) -> None:  # xdist: hand the replay URL to workers
+        node.workerinput["gc_replay_url"] = self.state.target.replay_url
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        from harness.items import RuleItem
+
+        report = yield
+        if isinstance(item, RuleItem) and call.when == "call":
+            result = item.result()
+            if result is not None:
+                report.gc = result  # survives xdist: reports are serialized with their __dict__
+        return report
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        result = getattr(report, "gc", None)
+        if report.when != "call" or result is None:
+            return None
+        return {
+            "PASS": ("passed", ".", "PASS"),
+            "FAIL": ("failed", "F", "FAIL"),
+            "WARN": ("warned", "W", ("WARN", {"yellow": True})),
+            "NOT_APPLICABLE": ("not applicable", "n", "NOT_APPLICABLE"),
+            "HARNESS_ERROR": ("harness error", "H", ("HARNESS_ERROR", {"red": True})),
+            "SKIP": ("skipped", "s", "SKIP"),
+        }[result["outcome"]]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "gc", None)
+        if result is not None and report.when == "call":
+            self.state.results.append(result)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        config = session.config
+        if _is_worker(config) or not config.option.report_json:
+            return
+        write_report(Path(config.option.report_json), self.state, collection_errors=session.testsfailed
+                     if session.testscollected == 0 else 0)
+
+
+def report_document(state: SessionState, collection_errors: int = 0) -> dict[str, Any]:
+    """The results file (specs/schema/report.schema.json)."""
+    from harness import __version__
+    from harness.runner import OUTCOMES
+
+    results = sorted(state.results, key=lambda r: (r["rule_id"], json.dumps(r["variant"], sort_keys=True)))
+    totals = {name: 0 for name in OUTCOMES}
+    for result in results:
+        totals[result["outcome"]] += 1
+    finished = time.time()
+    target = state.target
+    return {
+        "suite": {"name": "gateway-conformance", "version": __version__},
+        "profile": {"name": state.profile.name, "doc": state.profile.doc, "title": state.profile.title},
+        "target": {
+            "gateway_url": target.gateway_url,
+            "upstream": target.upstream_mode,
+            "replay_url": target.replay_url,
+            "models": {k: v for k, v in target.models.items()},
+            "features": sorted(target.features),
+            "strict": target.strict,
+        },
+        "timings": {"started": state.started, "finished": finished, "duration": round(finished - state.started, 3),
+                    "rule_seconds": round(sum(r["duration"] for r in results), 3)},
+        "totals": totals,
+        "collection_errors": collection_errors,
+        "results": results,
+    }
+
+
+def write_report(path: Path, state: SessionState, collection_errors: int = 0) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report_document(state, collection_errors), indent=2, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
