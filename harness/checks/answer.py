@@ -1,0 +1,217 @@
+"""A summary of the answer the replay upstream served: text, ids, stop reason, final usage, tool uses.
+
+Reads Anthropic Messages JSON or SSE, and OpenAI-compatible JSON or SSE (pass-through channels).
+Usage is normalised to Anthropic's meaning, so the same usage rules hold for both kinds of channel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.checks import views
+from harness.exchange import Exchange, ServedAnswer
+
+# The usage names rules may use; a missing one counts 0 (specs/README.md, "Usage math").
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "thinking_tokens",
+)
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str | None
+    name: str | None
+    arguments: str  # the input as a JSON string (compact when it parses)
+
+
+@dataclass(frozen=True)
+class UpstreamAnswer:
+    format: str  # "anthropic" | "openai"
+    stream: bool
+    text: str = ""
+    id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)  # the five USAGE_FIELDS, missing = 0
+    raw_usage: Mapping[str, Any] = field(default_factory=dict)  # the final usage object as served
+    tool_uses: tuple[ToolUse, ...] = ()
+    thinking: str = ""
+
+
+def last_served(exchange: Exchange) -> ServedAnswer | None:
+    """The answer to the last upstream call of this case, if any was observed."""
+    if not exchange.upstream:
+        return None
+    return exchange.upstream[-1].served
+
+
+def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
+    """Summarise a served answer; None when it is neither a message nor a completion (e.g. an error body)."""
+    is_sse = "text/event-stream" in served.headers.get("content-type", "") or served.body.lstrip().startswith(
+        (b"event:", b"data:")
+    )
+    if is_sse:
+        view = views.stream_view(served.body)
+        objects = [p.json for p in view.payloads if p.is_object]
+        if any(isinstance(o.get("type"), str) and o["type"].startswith("message_") for o in objects):
+            return _anthropic_stream(objects)
+        chunks = view.completion_chunks
+        return _openai(views.assemble(chunks), stream=True) if chunks else None
+    parsed = views.parse_json(served.body)
+    if not parsed.ok or not isinstance(parsed.value, dict):
+        return None
+    body = parsed.value
+    if body.get("type") == "message":
+        return _anthropic_message(body)
+    if isinstance(body.get("choices"), list):
+        return _openai(body, stream=False)
+    return None
+
+
+def _ints(usage: Any) -> dict[str, int]:
+    """The five usage fields from an Anthropic usage object; nulls and garbage count 0."""
+    if not isinstance(usage, Mapping):
+        return dict.fromkeys(USAGE_FIELDS, 0)
+    out = {name: _int(usage.get(name)) for name in USAGE_FIELDS[:4]}
+    details = usage.get("output_tokens_details")
+    out["thinking_tokens"] = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
+    return out
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
+    text, thinking, tools = [], [], []
+    for block in body.get("content") or []:
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            text.append(block["text"])
+        elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+            thinking.append(block["thinking"])
+        elif block.get("type") == "tool_use":
+            tools.append(ToolUse(block.get("id"), block.get("name"), _compact(block.get("input", {}))))
+    usage = body.get("usage")
+    return UpstreamAnswer(
+        format="anthropic",
+        stream=False,
+        text="".join(text),
+        id=body.get("id"),
+        model=body.get("model"),
+        stop_reason=body.get("stop_reason"),
+        usage=_ints(usage),
+        raw_usage=dict(usage) if isinstance(usage, Mapping) else {},
+        tool_uses=tuple(tools),
+        thinking="".join(thinking),
+    )
+
+
+def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
+    message: Mapping[str, Any] = {}
+    usage: dict[str, Any] = {}
+    stop_reason = None
+    blocks: dict[Any, dict[str, Any]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), Mapping):
+            message = event["message"]
+            if isinstance(message.get("usage"), Mapping):
+                usage.update(message["usage"])
+        elif kind == "content_block_start" and isinstance(event.get("content_block"), Mapping):
+            start = event["content_block"]
+            blocks[event.get("index")] = {"start": start, "parts": []}
+        elif kind == "content_block_delta" and isinstance(event.get("delta"), Mapping):
+            block = blocks.setdefault(event.get("index"), {"start": {}, "parts": []})
+            block["parts"].append(event["delta"])
+        elif kind == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, Mapping) and delta.get("stop_reason") is not None:
+                stop_reason = delta["stop_reason"]
+            # message_delta usage is cumulative: later non-null values replace earlier ones.
+            if isinstance(event.get("usage"), Mapping):
+                usage.update({k: v for k, v in event["usage"].items() if v is not None})
+    text, thinking, tools = [], [], []
+    for block in blocks.values():
+        start, parts = block["start"], block["parts"]
+        if start.get("type") == "text":
+            text.append(start.get("text") or "")
+            text.extend(p.get("text", "") for p in parts if p.get("type") == "text_delta")
+        elif start.get("type") == "thinking":
+            thinking.extend(p.get("thinking", "") for p in parts if p.get("type") == "thinking_delta")
+        elif start.get("type") == "tool_use":
+            joined = "".join(p.get("partial_json", "") for p in parts if p.get("type") == "input_json_delta")
+            parsed = views.parse_json(joined) if joined else views.Parsed(True, start.get("input", {}))
+            tools.append(ToolUse(start.get("id"), start.get("name"), _compact(parsed.value) if parsed.ok else joined))
+    return UpstreamAnswer(
+        format="anthropic",
+        stream=True,
+        text="".join(t for t in text if isinstance(t, str)),
+        id=message.get("id"),
+        model=message.get("model"),
+        stop_reason=stop_reason,
+        usage=_ints(usage),
+        raw_usage=usage,
+        tool_uses=tuple(tools),
+        thinking="".join(t for t in thinking if isinstance(t, str)),
+    )
+
+
+def _openai(completion: Mapping[str, Any], *, stream: bool) -> UpstreamAnswer:
+    choice = views.first_choice(completion)
+    choice = choice if isinstance(choice, Mapping) else {}
+    message = choice.get("message")
+    message = message if isinstance(message, Mapping) else {}
+    tools = []
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, Mapping):
+            function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+            arguments = function.get("arguments")
+            tools.append(
+                ToolUse(call.get("id"), function.get("name"), arguments if isinstance(arguments, str) else _compact(arguments))
+            )
+    usage = completion.get("usage")
+    thinking = message.get("reasoning_content", message.get("reasoning"))
+    return UpstreamAnswer(
+        format="openai",
+        stream=stream,
+        text=message.get("content") if isinstance(message.get("content"), str) else "",
+        id=completion.get("id"),
+        model=completion.get("model"),
+        stop_reason=choice.get("finish_reason"),
+        usage=_openai_usage(usage),
+        raw_usage=dict(usage) if isinstance(usage, Mapping) else {},
+        tool_uses=tuple(tools),
+        thinking=thinking if isinstance(thinking, str) else "",
+    )
+
+
+def _openai_usage(usage: Any) -> dict[str, int]:
+    """OpenAI usage in Anthropic terms: prompt_tokens = input + cache read + cache write."""
+    if not isinstance(usage, Mapping):
+        return dict.fromkeys(USAGE_FIELDS, 0)
+    prompt = usage.get("prompt_tokens_details")
+    prompt = prompt if isinstance(prompt, Mapping) else {}
+    completion = usage.get("completion_tokens_details")
+    completion = completion if isinstance(completion, Mapping) else {}
+    cached = _int(prompt.get("cached_tokens"))
+    written = _int(prompt.get("cache_write_tokens"))
+    return {
+        "input_tokens": _int(usage.get("prompt_tokens")) - cached - written,
+        "output_tokens": _int(usage.get("completion_tokens")),
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": written,
+        "thinking_tokens": _int(completion.get("reasoning_tokens")),
+    }

@@ -1,0 +1,216 @@
+"""The matcher vocabulary (equals, absent, matches, type, ...) and RFC 9535 path assertions.
+
+Matchers yield violations; a bad regex, schema or path in a rule is reported the same way rather
+than raised, so one broken assertion never hides the others.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import jsonpath
+import jsonschema
+
+from harness.checks import Violation
+from harness.checks.refs import References, RefError
+
+# RFC 9535 only: no python-jsonpath extensions, so rules stay portable to other harness languages.
+_JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=False)
+
+MATCHER_KEYS: Final = frozenset(
+    {"equals", "not_equals", "absent", "exists", "matches", "type", "length", "contains", "one_of", "schema"}
+)
+_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches")
+_LIMIT = 200
+
+
+def short(value: Any, limit: int = _LIMIT) -> Any:
+    """`value` itself when small; a truncated JSON text of it when large (violations stay readable)."""
+    if isinstance(value, bytes):
+        text = value.decode("utf-8", errors="replace")
+        return text if len(text) <= limit else text[:limit] + f"… ({len(value)} bytes)"
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) <= limit:
+        return value
+    return text[:limit] + f"… ({len(text)} chars)"
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep JSON equality: 1 == 1.0, but true != 1 and "1" != 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return bool(a == b)
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _has_type(value: Any, wanted: str) -> bool:
+    actual = json_type(value)
+    if wanted == "number":
+        return actual in ("integer", "number")
+    if wanted == "integer":
+        return actual == "integer" or (actual == "number" and float(value).is_integer())
+    return actual == wanted
+
+
+class PathError(Exception):
+    """A JSONPath that does not parse."""
+
+
+def find(document: Any, path: str) -> list[Any]:
+    """Every value `path` selects in `document` (RFC 9535)."""
+    try:
+        return list(_JSONPATH.findall(path, document))
+    except jsonpath.JSONPathError as exc:
+        raise PathError(f"bad JSONPath {path!r}: {exc}") from exc
+
+
+def match_values(
+    matcher: Mapping[str, Any], values: Sequence[Any], *, check: str, path: str, refs: References
+) -> Iterator[Violation]:
+    """Apply every key of `matcher` to `values` (all the matches of one path, or one header)."""
+
+    def violation(expected: Any, actual: Any, message: str) -> Violation:
+        return Violation(check, path, short(expected), short(actual), message)
+
+    try:
+        resolved = {
+            key: refs.resolve(value, escape=re.escape if key == "matches" else None) if key in _REF_KEYS else value
+            for key, value in matcher.items()
+        }
+    except RefError as exc:
+        yield violation(None, None, str(exc))
+        return
+
+    if resolved.get("absent") is True and any(v is not None for v in values):
+        present = [v for v in values if v is not None]
+        yield violation("absent", present[0] if len(present) == 1 else present, "expected absent (or null)")
+    if resolved.get("exists") is True and not any(v is not None for v in values):
+        yield violation("exists", values[0] if values else None, "expected a non-null value, found none")
+
+    value_keys = [k for k in resolved if k not in ("absent", "exists")]
+    if not value_keys:
+        return
+    if not values:
+        yield violation({k: resolved[k] for k in value_keys}, None, "nothing matched")
+        return
+    for value in values:
+        for key in value_keys:
+            yield from _match_one(key, resolved[key], value, violation)
+
+
+def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
+    if key == "equals":
+        if not json_equal(value, expected):
+            yield violation(expected, value, "not equal")
+    elif key == "not_equals":
+        if json_equal(value, expected):
+            yield violation({"not": expected}, value, "equal, expected a different value")
+    elif key == "one_of":
+        options = expected if isinstance(expected, list) else [expected]
+        if not any(json_equal(value, option) for option in options):
+            yield violation({"one_of": options}, value, "not one of the listed values")
+    elif key == "matches":
+        if not isinstance(value, str):
+            yield violation({"matches": expected}, value, f"expected a string to match, got {json_type(value)}")
+            return
+        try:
+            found = re.search(str(expected), value)
+        except re.error as exc:
+            yield violation({"matches": expected}, value, f"bad regular expression in the rule: {exc}")
+            return
+        if found is None:
+            yield violation({"matches": expected}, value, "does not match the pattern")
+    elif key == "type":
+        if not _has_type(value, str(expected)):
+            yield violation({"type": expected}, value, f"expected type {expected}, got {json_type(value)}")
+    elif key == "length":
+        if not isinstance(value, (str, list, tuple, Mapping)):
+            yield violation({"length": expected}, value, f"length of a {json_type(value)} is undefined")
+        elif len(value) != expected:
+            yield violation({"length": expected}, len(value), f"length {len(value)}, expected {expected}")
+    elif key == "contains":
+        yield from _contains(expected, value, violation)
+    elif key == "schema":
+        yield from _schema(expected, value, violation)
+    else:
+        yield violation({key: expected}, value, f"unknown matcher {key!r}")
+
+
+def _contains(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
+    if isinstance(value, str):
+        if not isinstance(expected, str):
+            yield violation({"contains": expected}, value, "a string can only contain a string")
+        elif expected not in value:
+            yield violation({"contains": expected}, value, "substring not found")
+    elif isinstance(value, (list, tuple)):
+        if not any(json_equal(item, expected) for item in value):
+            yield violation({"contains": expected}, value, "no equal item in the array")
+    else:
+        yield violation({"contains": expected}, value, f"`contains` needs a string or an array, got {json_type(value)}")
+
+
+def _schema(schema: Any, value: Any, violation: Any) -> Iterator[Violation]:
+    try:
+        validator = jsonschema.Draft202012Validator(schema)
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    except (jsonschema.SchemaError, TypeError, ValueError) as exc:
+        yield violation({"schema": schema}, value, f"bad inline schema in the rule: {exc}")
+        return
+    for error in errors[:5]:
+        where = "".join(f"[{p!r}]" for p in error.absolute_path)
+        yield violation({"schema": "inline"}, error.instance, f"schema{where}: {error.message}")
+
+
+def check_path_assertions(
+    assertions: Any, document: Any, *, check: str, refs: References, stream: bool, prefix: str = ""
+) -> Iterator[Violation]:
+    """Run `[{path, <matcher>…, stream?}]` against one JSON document; `stream` is this run's variant."""
+    if not isinstance(assertions, list):
+        yield Violation(check, prefix or "$", "a list of path assertions", short(assertions), "bad rule value")
+        return
+    for assertion in assertions:
+        if not isinstance(assertion, Mapping) or not isinstance(assertion.get("path"), str):
+            yield Violation(check, prefix or "$", "{path: ..., matcher}", short(assertion), "bad path assertion")
+            continue
+        if "stream" in assertion and assertion["stream"] is not stream:
+            continue
+        path = assertion["path"]
+        where = f"{prefix}{path}"
+        try:
+            values = find(document, path)
+        except PathError as exc:
+            yield Violation(check, where, None, None, str(exc))
+            continue
+        matcher = {k: v for k, v in assertion.items() if k in MATCHER_KEYS}
+        yield from match_values(matcher, values, check=check, path=where, refs=refs)
