@@ -1,0 +1,125 @@
+"""The harness's side of the replay upstream's control API: register cases, read the calls they got.
+
+Every transport or protocol failure surfaces as `ReplayError` (the harness reports it as HARNESS_ERROR).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from harness.exchange import ServedAnswer, UpstreamCall
+
+
+class ReplayError(Exception):
+    """The replay upstream refused a request, answered nonsense, or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _decode(body: str, encoding: str | None) -> bytes:
+    if encoding == "base64":
+        return base64.b64decode(body)
+    return body.encode("utf-8")
+
+
+def _parse_json(body: bytes) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _served(raw: Mapping[str, Any] | None) -> ServedAnswer | None:
+    if not raw:
+        return None
+    return ServedAnswer(
+        status=int(raw["status"]),
+        headers={str(k).lower(): str(v) for k, v in (raw.get("headers") or {}).items()},
+        body=_decode(raw.get("body") or "", raw.get("body_encoding")),
+        cassette=raw.get("cassette"),
+        interaction=raw.get("interaction"),
+        fault=raw.get("fault"),
+    )
+
+
+def call_from_wire(raw: Mapping[str, Any]) -> UpstreamCall:
+    body = _decode(raw.get("body") or "", raw.get("body_encoding"))
+    return UpstreamCall(
+        method=str(raw["method"]),
+        path=str(raw["path"]),
+        headers={str(k).lower(): str(v) for k, v in (raw.get("headers") or {}).items()},
+        body=body,
+        json=_parse_json(body),
+        served=_served(raw.get("served")),
+    )
+
+
+class ReplayClient:
+    def __init__(self, base_url: str, timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+
+    def _request(self, method: str, path: str, *, expect: tuple[int, ...] = (200,), **kw: Any) -> Any:
+        try:
+            resp = self._http.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            raise ReplayError(f"replay upstream at {self.base_url} unreachable: {exc}") from exc
+        if resp.status_code not in expect:
+            try:
+                problem = resp.json().get("error", resp.text)
+            except ValueError:
+                problem = resp.text[:300]
+            raise ReplayError(f"{method} {path}: HTTP {resp.status_code}: {problem}", resp.status_code)
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise ReplayError(f"{method} {path}: answer is not JSON") from exc
+
+    def register(self, marker: str, rule_id: str, upstream: Mapping[str, Any] | None) -> None:
+        payload = {"marker": marker, "rule": rule_id, "upstream": dict(upstream) if upstream is not None else None}
+        self._request("POST", "/__gc/cases", json=payload, expect=(201,))
+
+    def calls(self, marker: str) -> tuple[UpstreamCall, ...]:
+        data = self._request("GET", "/__gc/calls", params={"marker": marker})
+        try:
+            return tuple(call_from_wire(c) for c in data["calls"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReplayError(f"malformed calls answer for {marker}: {exc}") from exc
+
+    def forget(self, marker: str | None = None) -> None:
+        """Forget one case, or every case when `marker` is None."""
+        self._request("DELETE", "/__gc/cases", params={"marker": marker} if marker is not None else None)
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/__gc/diagnostics")["diagnostics"])
+
+    def clear_diagnostics(self) -> None:
+        self._request("DELETE", "/__gc/diagnostics")
+
+    def fetches(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/__gc/fetches")["fetches"])
+
+    def health(self) -> bool:
+        try:
+            self._request("GET", "/__gc/health")
+        except ReplayError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ReplayClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
