@@ -1,0 +1,197 @@
+"""The pytest plugin, driven through pytester against tiny gateways: one correct, several broken."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.paths import schema_path
+from harness.replay import ReplayServer
+from tests.harness.tiny_gateways import KEY, make_gateway, serve
+
+CASSETTES = Path(__file__).parents[1] / "fixtures" / "plugin" / "cassettes"
+
+RULES = """\
+source: {doc: ezat-chat-completions, section: Streaming}
+rules:
+  - id: ezat/test/text
+    level: MUST
+    title: A text answer comes back whole, in both stream variants
+    source: {quote: "Text arrives as `delta.content`."}
+    request:
+      body: {model: $MODEL, messages: [{role: user, content: hi}], stream_options: {include_usage: true}}
+    variants: {stream: [false, true]}
+    upstream: {cassette: anthropic/hello}
+    expect:
+      status: 200
+      json:
+        - {path: "$.choices[0].message.content", equals: "${answer.text}"}
+        - {path: "$.model", equals: "${request.body.model}"}
+      finish_reason: stop
+      usage:
+        prompt_tokens: upstream.input_tokens + upstream.cache_read_input_tokens + upstream.cache_creation_input_tokens
+        total_tokens: usage.prompt_tokens + usage.completion_tokens
+      stream_order: {done: required}
+      upstream_calls: 1
+  - id: ezat/test/refuse-n
+    level: MUST
+    title: n above 1 is refused before any upstream call
+    source: {quote: "`n` above 1"}
+    request:
+      body: {model: $MODEL, n: 2, messages: [{role: user, content: hi}]}
+    expect:
+      status: 400
+      error: {type: invalid_request_error, code: null, message: "n: only 1 choice per request is supported"}
+      upstream_calls: 0
+  - id: ezat/test/overloaded
+    level: MUST
+    title: 529 becomes 503 and retry-after is passed on
+    source: {quote: "except that `529` becomes `503`"}
+    request:
+      body: {model: $MODEL, messages: [{role: user, content: hi}]}
+    upstream:
+      cassette: anthropic/hello
+      fault:
+        status: 529
+        headers: {retry-after: "7"}
+        body: {type: error, error: {type: overloaded_error, message: Overloaded}}
+    expect:
+      status: 503
+      error: {type: server_error, code: overloaded}
+      headers: {retry-after: {equals: "7"}}
+  - id: ezat/test/needs-slow
+    level: MUST
+    title: only with a declared feature
+    source: {quote: "During long pauses EZAT sends `: ping` comment lines"}
+    request: {body: {model: $MODEL, messages: [{role: user, content: hi}]}}
+    needs: {features: [slow]}
+    expect: {status: 200}
+"""
+
+
+@pytest.fixture(scope="module")
+def replay() -> Iterator[ReplayServer]:
+    with ReplayServer(CASSETTES) as server:
+        yield server
+
+
+@pytest.fixture
+def rules_dir(pytester: pytest.Pytester) -> Path:
+    pytester.makefile(".yaml", rules=RULES)
+    return pytester.path
+
+
+def _run(pytester: pytest.Pytester, gateway: str, replay: ReplayServer, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        "-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY, "--profile", "ezat",
+        "--replay-url", replay.url, "--rule-timeout", "2", str(pytester.path), *extra,
+    )
+
+
+def test_without_gateway_url_the_plugin_collects_nothing(pytester: pytest.Pytester, rules_dir: Path) -> None:
+    pytester.makepyfile(test_ordinary="def test_ok():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "ezat/test" not in result.stdout.str()
+
+
+def test_correct_gateway_passes_and_report_validates(pytester: pytest.Pytester, rules_dir: Path,
+                                                    replay: ReplayServer) -> None:
+    report = pytester.path / "out" / "r.json"
+    with serve(make_gateway(replay.url)) as gateway:
+        result = _run(pytester, gateway, replay, "--report-json", str(report), "-v")
+    result.assert_outcomes(passed=4, skipped=1)
+    stdout = result.stdout.str()
+    assert "ezat/test/text[stream=true] PASS" in stdout
+    assert "NOT_APPLICABLE" in stdout
+    document = json.loads(report.read_text())
+    jsonschema.Draft202012Validator(json.loads(schema_path("report").read_text())).validate(document)
+    assert document["totals"]["PASS"] == 4
+    assert document["totals"]["NOT_APPLICABLE"] == 1
+    assert document["profile"]["name"] == "ezat"
+    assert {r["rule_id"] for r in document["results"]} == {
+        "ezat/test/text", "ezat/test/refuse-n", "ezat/test/overloaded", "ezat/test/needs-slow"}
+
+
+@pytest.mark.parametrize(
+    ("bug", "failing", "evidence"),
+    [
+        ("leaks-stop-reason", "ezat/test/text[stream=false]", "end_turn"),
+        ("no-done", "ezat/test/text[stream=true]", "[DONE]"),
+        ("drops-n", "ezat/test/refuse-n", "upstream_calls"),
+        ("passes-529", "ezat/test/overloaded", "529"),
+    ],
+    ids=["finish-reason-leak", "no-done", "refused-field-dropped", "529-passed-on"],
+)
+def test_broken_gateway_fails_the_rule_that_catches_it(pytester: pytest.Pytester, rules_dir: Path,
+                                                      replay: ReplayServer, bug: str, failing: str,
+                                                      evidence: str) -> None:
+    with serve(make_gateway(replay.url, bug=bug)) as gateway:
+        result = _run(pytester, gateway, replay, "-v")
+    stdout = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert f"{failing} FAIL" in stdout
+    assert evidence in stdout
+    # The account a human reads: rule, level, doc quote, the exchange, and a one-line rerun.
+    assert "(MUST)" in stdout
+    assert "ezat-chat-completions §" in stdout
+    assert "request sent to the gateway:" in stdout
+    assert "rerun: pytest --gateway-url" in stdout
+    assert KEY not in stdout  # the gateway key never appears in evidence
+
+
+@pytest.mark.parametrize("bug", ["hang", "garbage"])
+def test_hanging_or_garbage_gateway_fails_within_the_timeout(pytester: pytest.Pytester, rules_dir: Path,
+                                                             replay: ReplayServer, bug: str) -> None:
+    with serve(make_gateway(replay.url, bug=bug)) as gateway:
+        result = _run(pytester, gateway, replay, "--rule", "ezat/test/refuse-n")
+    result.assert_outcomes(failed=1)
+    stdout = result.stdout.str()
+    assert ("timed out" in stdout) if bug == "hang" else ("not json at all" in stdout)
+
+
+def test_live_mode_marks_scripted_rules_not_applicable(pytester: pytest.Pytester, rules_dir: Path,
+                                                       replay: ReplayServer) -> None:
+    with serve(make_gateway(replay.url)) as gateway:
+        result = pytester.runpytest("-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY,
+                                    "--profile", "ezat", "--upstream", "live", str(pytester.path), "-v")
+    stdout = result.stdout.str()
+    assert "needs the scripted replay upstream" in stdout
+    result.assert_outcomes(skipped=5)
+
+
+def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer) -> None:
+    with serve(make_gateway(replay.url)) as gateway:
+        result = _run(pytester, gateway, replay, "--rule", "ezat/test/refuse-*")
+    result.assert_outcomes(passed=1)
+
+
+def test_malformed_rule_file_is_a_collection_error_not_a_traceback(pytester: pytest.Pytester,
+                                                                   replay: ReplayServer) -> None:
+    pytester.makefile(".yaml", broken=RULES.replace("level: MUST", "level: SHALL", 1))
+    result = _run(pytester, "http://127.0.0.1:9", replay)
+    stdout = result.stdout.str()
+    assert "invalid rule file:" in stdout
+    assert "broken.yaml:5: at rules/0/level: 'SHALL' is not one of" in stdout
+    assert "Traceback" not in stdout
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gateway-url", "http://127.0.0.1:9/v1"], "--gateway-url needs --profile"),
+        (["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "nope"], "unknown profile 'nope'"),
+        (["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat"], "--replay-port P"),
+        (["--gateway-url", "ftp://x", "--profile", "ezat", "--upstream", "live"], "expected an http(s) URL"),
+    ],
+    ids=["no-profile", "unknown-profile", "no-replay", "bad-url"],
+)
+def test_bad_configuration_is_a_usage_error(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
