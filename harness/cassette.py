@@ -373,8 +373,21 @@ def write_cassette(path: str | Path, cassette: Cassette) -> Path:
     # Validate the exact data that will be written, so a written cassette always loads back.
     cassette_from_dict(data, path=p, name=cassette.name)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(yamlserializer.serialize(data), encoding="utf-8")
+    p.write_text(yaml.dump(data, Dumper=_ReadableDumper, allow_unicode=True, width=120), encoding="utf-8")
     return p
+
+
+class _ReadableDumper(yamlserializer._CassetteDumper):  # type: ignore[misc,name-defined]
+    """vcrpy's dumper, but multi-line bodies (SSE) as literal blocks, so a reviewer sees the events."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    # PyYAML falls back to a quoted scalar by itself when a literal block cannot hold the text exactly.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ReadableDumper.add_representer(str, _represent_str)
 
 
 # ---------------------------------------------------------------------------------------------
