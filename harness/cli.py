@@ -171,7 +171,7 @@ def certify(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
     extra = [a for rule in args.rule for a in ("--rule", rule)]
     if args.strict:
-        extra.append("--strict")
+        extra.append("--strict-rules")
     if args.workers:
         extra += ["-n", str(args.workers)]
     documents: list[dict[str, Any]] = []

@@ -51,7 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seconds a rule may take before the gateway's answer counts as hung (default 30).")
     group.addoption("--feature", metavar="NAME", action="append", default=[], help="declare an optional feature "
                     "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.")
-    group.addoption("--strict", action="store_true", help="a failed SHOULD rule is a FAIL, not a WARN.")
+    group.addoption("--strict-rules", action="store_true", dest="gc_strict",
+                    help="a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).")
     group.addoption("--report-json", metavar="PATH", help="write every rule's outcome to this JSON file "
                     "(specs/schema/report.schema.json).")
 
@@ -138,8 +139,8 @@ def _rerun_base(config: pytest.Config) -> str:
         parts += ["--replay-port", str(opt.replay_port)]
     for feature in opt.feature:
         parts += ["--feature", feature]
-    if opt.strict:
-        parts.append("--strict")
+    if opt.gc_strict:
+        parts.append("--strict-rules")
     return " ".join(shlex.quote(p) if not p.endswith("=…") else p for p in parts)
 
 
@@ -199,7 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
         upstream_mode=opt.upstream,
         replay_url=replay_url,
         rule_timeout=opt.rule_timeout,
-        strict=opt.strict,
+        strict=opt.gc_strict,
     )
     state = SessionState(target=target, profile=profile, rule_patterns=list(opt.rule),
                          rerun_base=_rerun_base(config), replay_server=server)
