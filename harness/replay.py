@@ -822,6 +822,8 @@ def _config(app: Starlette, *, log_level: str, access_log: bool, log_config: Any
         log_level=log_level,
         access_log=access_log,
         timeout_graceful_shutdown=2,
+        server_header=False,  # the served answer is exactly what the cassette and faults say
+        date_header=False,
     )
 
 
