@@ -149,7 +149,8 @@ def summarize(documents: Sequence[dict[str, Any]]) -> str:
 def exit_code(documents: Sequence[dict[str, Any]]) -> int:
     if any(d["totals"].get("HARNESS_ERROR", 0) or d.get("collection_errors", 0) for d in documents):
         return EXIT_HARNESS
-    if any(d["totals"].get("FAIL", 0) or d["totals"].get("XPASS", 0) for d in documents):
+    if any(d["totals"].get("FAIL", 0) or d["totals"].get("XPASS", 0) or d.get("expectation_problems")
+           for d in documents):
         return EXIT_FAILURES
     return EXIT_OK
 
@@ -174,6 +175,12 @@ def certify(args: argparse.Namespace) -> int:
         extra.append("--strict-rules")
     if args.workers:
         extra += ["-n", str(args.workers)]
+    if args.expectations:
+        if not Path(args.expectations).is_file():
+            raise ConfigError(f"--expectations {args.expectations}: no such file")
+        extra += ["--expectations", str(Path(args.expectations).resolve())]
+    if args.write_expectations:
+        extra += ["--write-expectations", str(Path(args.write_expectations).resolve())]
     documents: list[dict[str, Any]] = []
 
     if args.gateway_url:
@@ -266,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rule", action="append", default=[], help="only rules whose id matches this glob")
     c.add_argument("--strict", action="store_true", help="failed SHOULD rules fail the run")
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
+    c.add_argument("--expectations", help="known failures of this gateway (XFAIL); see specs/schema/expectations")
+    c.add_argument("--write-expectations", help="write an expectations file from this run's failures")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
 
     s = sub.add_parser("serve-upstream", help="run the replay upstream standalone for any gateway to talk to",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.evidence import failure_text, result_json
+from harness.expectations import apply
 from harness.runner import Outcome, rule_selected, run_rule, variant_label
 from harness.spec import Rule, SpecError, load_rule_file
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 OUTCOME_KEY = pytest.StashKey["Outcome"]()
 STATE_KEY = pytest.StashKey["SessionState"]()
+FINAL_KEY = pytest.StashKey[tuple[str, Any]]()
 
 
 class RuleFailure(Exception):
@@ -64,10 +66,19 @@ class RuleItem(pytest.Item):
         state: SessionState = self.config.stash[STATE_KEY]
         outcome = run_rule(self.rule, self.variant, state.target, state.http(), state.replay())
         self.stash[OUTCOME_KEY] = outcome
-        self.user_properties.append(("outcome", outcome.outcome))
-        if outcome.outcome == "NOT_APPLICABLE":
+        expectation = state.expectations.find(self.rule.id, self.variant) if state.expectations else None
+        final = apply(outcome.outcome, expectation)
+        self.stash[FINAL_KEY] = (final, expectation)
+        self.user_properties.append(("outcome", final))
+        if final == "NOT_APPLICABLE":
             pytest.skip(f"NOT_APPLICABLE: {outcome.reason}")
-        if outcome.outcome in ("FAIL", "HARNESS_ERROR"):
+        if final == "XFAIL":
+            pytest.xfail(f"expected failure: {expectation.reason if expectation else ''}")
+        if final == "XPASS":
+            raise RuleFailure(f"XPASS: {self.rule.id} [{variant_label(self.variant)}] now passes, but the expectations "
+                              f"file says {expectation.outcome if expectation else '?'} ({expectation.reason if expectation else ''}); "
+                              "remove or narrow the entry")
+        if final in ("FAIL", "HARNESS_ERROR"):
             raise RuleFailure(failure_text(self.rule, outcome, self.rerun_command()))
 
     def rerun_command(self) -> str:
@@ -78,7 +89,12 @@ class RuleItem(pytest.Item):
         outcome = self.stash.get(OUTCOME_KEY, None)
         if outcome is None:
             return None
-        return result_json(self.rule, outcome, self.rerun_command(), self.nodeid)
+        result = result_json(self.rule, outcome, self.rerun_command(), self.nodeid)
+        final, expectation = self.stash.get(FINAL_KEY, (outcome.outcome, None))
+        result["outcome"] = final
+        if expectation is not None:
+            result["expectation"] = expectation.as_json()
+        return result
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, RuleFailure):
@@ -88,3 +104,20 @@ class RuleItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.rule.line - 1 if self.rule.line else None, f"rule {self.name}"
 
+
+
+class ExpectationsCheck(pytest.Item):
+    """Fails the run when the expectations file has rotted: expired entries, entries naming no rule."""
+
+    def __init__(self, *, problems: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problems = problems
+
+    def runtest(self) -> None:
+        raise RuleFailure("the expectations file needs attention:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return "expectations", None, "expectations file"

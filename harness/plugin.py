@@ -53,6 +53,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.")
     group.addoption("--strict-rules", action="store_true", dest="gc_strict",
                     help="a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).")
+    group.addoption("--expectations", metavar="FILE", help="known failures of this gateway (YAML, "
+                    "specs/schema/expectations.schema.json): they become XFAIL; an XPASS, an expired entry or an "
+                    "entry naming no rule fails the run.")
+    group.addoption("--write-expectations", metavar="FILE", help="write an expectations file covering this run's "
+                    "failures (fill in the reasons).")
     group.addoption("--report-json", metavar="PATH", help="write every rule's outcome to this JSON file "
                     "(specs/schema/report.schema.json).")
 
@@ -70,6 +75,8 @@ class SessionState:
     _replay: ReplayClient | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    expectations: Any = None  # harness.expectations.Expectations
+    expectation_problems: list[str] = field(default_factory=list)
 
     def http(self) -> httpx.Client:
         if self._http is None:
@@ -191,6 +198,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if opt.rule_timeout <= 0:
         raise pytest.UsageError("--rule-timeout must be positive")
     models = _load_model_map(opt.model_map, profile)
+    expectations = None
+    if opt.expectations:
+        from harness.expectations import ExpectationsError, load_expectations
+
+        try:
+            expectations = load_expectations(Path(opt.expectations), profile.name)
+        except ExpectationsError as exc:
+            raise pytest.UsageError(f"--expectations: {exc}") from exc
     replay_url, server = _start_replay(config)
     target = Target(
         gateway_url=opt.gateway_url,
@@ -203,7 +218,7 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=opt.gc_strict,
     )
     state = SessionState(target=target, profile=profile, rule_patterns=list(opt.rule),
-                         rerun_base=_rerun_base(config), replay_server=server)
+                         rerun_base=_rerun_base(config), replay_server=server, expectations=expectations)
     if replay_url and not _is_worker(config):
         try:
             ReplayClient(replay_url).health()
@@ -239,6 +254,23 @@ class ConformanceRun:
             return None
         return SpecFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
 
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if self.state.expectations is None:
+            return
+        from datetime import datetime, timezone
+
+        from harness.items import ExpectationsCheck
+        from harness.paths import specs_dir
+        from harness.spec import load_rule_file, rule_files
+
+        catalog = [r.id for path in rule_files(specs_dir() / self.state.profile.name) for r in load_rule_file(path).rules]
+        catalog += [item.rule.id for item in items if hasattr(item, "rule")]  # rules from user-given paths
+        problems = self.state.expectations.stale(catalog, datetime.now(timezone.utc).date())
+        self.state.expectation_problems = problems
+        if problems:
+            items.append(ExpectationsCheck.from_parent(session, name="expectations-file", problems=problems))
+
     def pytest_configure_node(self, node: Any) -> None:  # xdist: hand the replay URL to workers
         node.workerinput["gc_replay_url"] = self.state.target.replay_url
 
@@ -264,6 +296,8 @@ class ConformanceRun:
             "NOT_APPLICABLE": ("not applicable", "n", "NOT_APPLICABLE"),
             "HARNESS_ERROR": ("harness error", "H", ("HARNESS_ERROR", {"red": True})),
             "SKIP": ("skipped", "s", "SKIP"),
+            "XFAIL": ("xfailed", "x", "XFAIL"),
+            "XPASS": ("failed", "X", ("XPASS", {"red": True})),
         }[result["outcome"]]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -273,7 +307,16 @@ class ConformanceRun:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         config = session.config
-        if _is_worker(config) or not config.option.report_json:
+        if _is_worker(config):
+            return
+        if config.option.write_expectations:
+            import yaml
+
+            from harness.expectations import from_failures
+
+            document = from_failures(self.state.profile.name, self.state.results, self.state.target.gateway_url)
+            Path(config.option.write_expectations).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+        if not config.option.report_json:
             return
         write_report(Path(config.option.report_json), self.state, collection_errors=session.testsfailed
                      if session.testscollected == 0 else 0)
@@ -285,7 +328,7 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
     from harness.runner import OUTCOMES
 
     results = sorted(state.results, key=lambda r: (r["rule_id"], json.dumps(r["variant"], sort_keys=True)))
-    totals = {name: 0 for name in OUTCOMES}
+    totals = {name: 0 for name in (*OUTCOMES, "XFAIL", "XPASS")}
     for result in results:
         totals[result["outcome"]] += 1
     finished = time.time()
@@ -305,6 +348,7 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
                     "rule_seconds": round(sum(r["duration"] for r in results), 3)},
         "totals": totals,
         "collection_errors": collection_errors,
+        "expectation_problems": list(state.expectation_problems),
         "results": results,
     }
 
