@@ -113,7 +113,12 @@ def decode(raw: bytes) -> SseStream:
         index = len(events)
         if not terminated:
             problems.append(
-                Problem("unterminated", pending.offset, "the body ends inside an event (no blank line after it)", index)
+                Problem(
+                    "unterminated",
+                    pending.offset,
+                    "the body ends inside an event (no blank line after it)",
+                    index,
+                )
             )
         values: dict[str, list[str]] = {}
         for name, value in pending.fields:
@@ -166,9 +171,13 @@ def decode(raw: bytes) -> SseStream:
             name, value = line, ""
             problems.append(Problem("no_colon", offset, f"line without a colon: {_short(line)}", len(events)))
         if name not in KNOWN_FIELDS and ":" in line:
-            problems.append(Problem("unknown_field", offset, f"unknown SSE field {_short(name)}", len(events)))
+            problems.append(
+                Problem("unknown_field", offset, f"unknown SSE field {_short(name)}", len(events))
+            )
         if name == "retry" and not value.isdigit():
-            problems.append(Problem("bad_retry", offset, f"retry value is not digits: {_short(value)}", len(events)))
+            problems.append(
+                Problem("bad_retry", offset, f"retry value is not digits: {_short(value)}", len(events))
+            )
         if pending is None:
             pending = _Pending(offset, [])
         pending.fields.append((name, value))

@@ -33,3 +33,29 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
     for kind, expected in expect.items():
         violations.extend(CHECKS[kind](expected, exchange))
     return violations
+
+
+# Registration: imported last, because the check modules import `Violation` from this package.
+from harness.checks import response as _response  # noqa: E402
+from harness.checks import stream as _stream  # noqa: E402
+from harness.checks import upstream as _upstream  # noqa: E402
+
+CHECKS.update(
+    {
+        "status": _response.check_status,
+        "headers": _response.check_headers,
+        "error": _response.check_error,
+        "json": _response.check_json,
+        "chunks": _response.check_chunks,
+        "schema": _response.check_schema,
+        "stream_order": _stream.check_stream_order,
+        "usage": _response.check_usage,
+        "finish_reason": _response.check_finish_reason,
+        "upstream_calls": _upstream.check_upstream_calls,
+        "upstream": _upstream.check_upstream,
+        "upstream_headers": _upstream.check_upstream_headers,
+        "upstream_schema": _upstream.check_upstream_schema,
+        "stream_matches_nonstream": _stream.check_stream_matches_nonstream,
+        "body": _response.check_body,
+    }
+)

@@ -94,7 +94,9 @@ def _compact(value: Any) -> str:
 
 
 def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
-    text, thinking, tools = [], [], []
+    text: list[str] = []
+    thinking: list[str] = []
+    tools: list[ToolUse] = []
     for block in body.get("content") or []:
         if not isinstance(block, Mapping):
             continue
@@ -143,7 +145,9 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
             # message_delta usage is cumulative: later non-null values replace earlier ones.
             if isinstance(event.get("usage"), Mapping):
                 usage.update({k: v for k, v in event["usage"].items() if v is not None})
-    text, thinking, tools = [], [], []
+    text: list[str] = []
+    thinking: list[str] = []
+    tools: list[ToolUse] = []
     for block in blocks.values():
         start, parts = block["start"], block["parts"]
         if start.get("type") == "text":
@@ -154,7 +158,9 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
         elif start.get("type") == "tool_use":
             joined = "".join(p.get("partial_json", "") for p in parts if p.get("type") == "input_json_delta")
             parsed = views.parse_json(joined) if joined else views.Parsed(True, start.get("input", {}))
-            tools.append(ToolUse(start.get("id"), start.get("name"), _compact(parsed.value) if parsed.ok else joined))
+            tools.append(
+                ToolUse(start.get("id"), start.get("name"), _compact(parsed.value) if parsed.ok else joined)
+            )
     return UpstreamAnswer(
         format="anthropic",
         stream=True,
@@ -170,24 +176,28 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
 
 
 def _openai(completion: Mapping[str, Any], *, stream: bool) -> UpstreamAnswer:
-    choice = views.first_choice(completion)
-    choice = choice if isinstance(choice, Mapping) else {}
-    message = choice.get("message")
-    message = message if isinstance(message, Mapping) else {}
-    tools = []
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, Mapping):
-            function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+    choice = views.as_object(views.first_choice(completion))
+    message = views.as_object(choice.get("message"))
+    tools: list[ToolUse] = []
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            function = views.as_object(call.get("function"))
             arguments = function.get("arguments")
             tools.append(
-                ToolUse(call.get("id"), function.get("name"), arguments if isinstance(arguments, str) else _compact(arguments))
+                ToolUse(
+                    call.get("id"),
+                    function.get("name"),
+                    arguments if isinstance(arguments, str) else _compact(arguments),
+                )
             )
     usage = completion.get("usage")
     thinking = message.get("reasoning_content", message.get("reasoning"))
+    content = message.get("content")
     return UpstreamAnswer(
         format="openai",
         stream=stream,
-        text=message.get("content") if isinstance(message.get("content"), str) else "",
+        text=content if isinstance(content, str) else "",
         id=completion.get("id"),
         model=completion.get("model"),
         stop_reason=choice.get("finish_reason"),

@@ -49,7 +49,9 @@ def _eval(node: ast.AST, resolve: Resolver) -> int:
         return node.value
     if isinstance(node, (ast.Name, ast.Attribute)):
         return resolve(_dotted(node))
-    raise ExprError(f"not allowed in a usage expression: {ast.unparse(node)!r} (only + - *, parentheses, integers, names)")
+    raise ExprError(
+        f"not allowed in a usage expression: {ast.unparse(node)!r} (only + - *, parentheses, integers, names)"
+    )
 
 
 def _dotted(node: ast.AST) -> str:
@@ -64,4 +66,3 @@ def _dotted(node: ast.AST) -> str:
     if parts[-1] not in ROOTS or len(parts) < 2:
         raise ExprError(f"unknown name {dotted!r}: names start with upstream. or usage.")
     return dotted
-

@@ -50,7 +50,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
         return False
     return bool(a == b)
@@ -105,7 +105,9 @@ def match_values(
 
     try:
         resolved = {
-            key: refs.resolve(value, escape=re.escape if key == "matches" else None) if key in _REF_KEYS else value
+            key: refs.resolve(value, escape=re.escape if key == "matches" else None)
+            if key in _REF_KEYS
+            else value
             for key, value in matcher.items()
         }
     except RefError as exc:
@@ -142,7 +144,9 @@ def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[
             yield violation({"one_of": options}, value, "not one of the listed values")
     elif key == "matches":
         if not isinstance(value, str):
-            yield violation({"matches": expected}, value, f"expected a string to match, got {json_type(value)}")
+            yield violation(
+                {"matches": expected}, value, f"expected a string to match, got {json_type(value)}"
+            )
             return
         try:
             found = re.search(str(expected), value)
@@ -177,7 +181,9 @@ def _contains(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
         if not any(json_equal(item, expected) for item in value):
             yield violation({"contains": expected}, value, "no equal item in the array")
     else:
-        yield violation({"contains": expected}, value, f"`contains` needs a string or an array, got {json_type(value)}")
+        yield violation(
+            {"contains": expected}, value, f"`contains` needs a string or an array, got {json_type(value)}"
+        )
 
 
 def _schema(schema: Any, value: Any, violation: Any) -> Iterator[Violation]:
@@ -197,16 +203,21 @@ def check_path_assertions(
 ) -> Iterator[Violation]:
     """Run `[{path, <matcher>…, stream?}]` against one JSON document; `stream` is this run's variant."""
     if not isinstance(assertions, list):
-        yield Violation(check, prefix or "$", "a list of path assertions", short(assertions), "bad rule value")
+        yield Violation(
+            check, prefix or "$", "a list of path assertions", short(assertions), "bad rule value"
+        )
         return
     for assertion in assertions:
         if not isinstance(assertion, Mapping) or not isinstance(assertion.get("path"), str):
-            yield Violation(check, prefix or "$", "{path: ..., matcher}", short(assertion), "bad path assertion")
+            yield Violation(
+                check, prefix or "$", "{path: ..., matcher}", short(assertion), "bad path assertion"
+            )
             continue
         if "stream" in assertion and assertion["stream"] is not stream:
             continue
         path = assertion["path"]
-        where = f"{prefix}{path}"
+        # "chunks" + "$[0].id" reads "chunks[0].id"; "upstream[1]" + "$.model" reads "upstream[1].model".
+        where = prefix + path[1:] if prefix else path
         try:
             values = find(document, path)
         except PathError as exc:

@@ -90,7 +90,9 @@ class References:
     def _answer_field(self, rest: str, ref: str) -> Any:
         summary = self._answer
         if summary is None:
-            raise RefError(f"${{{ref}}}: no upstream answer was served for this case (or it was not a message)")
+            raise RefError(
+                f"${{{ref}}}: no upstream answer was served for this case (or it was not a message)"
+            )
         name, _, sub = rest.partition(".")
         if name in ("text", "id", "model", "stop_reason", "thinking") and not sub:
             return getattr(summary, name)
@@ -126,7 +128,9 @@ def _dig(value: Any, dotted: str, ref: str) -> Any:
     for segment in dotted.split("."):
         if isinstance(current, Mapping) and segment in current:
             current = current[segment]
-        elif isinstance(current, list) and _is_index(segment) and -len(current) <= int(segment) < len(current):
+        elif (
+            isinstance(current, list) and _is_index(segment) and -len(current) <= int(segment) < len(current)
+        ):
             current = current[int(segment)]
         else:
             raise RefError(f"${{{ref}}}: nothing at {segment!r}")

@@ -131,7 +131,9 @@ def usage_of_chunks(chunks: Sequence[Any]) -> Any:
     The fallback lets usage math be judged apart from usage placement (`stream_order` judges that).
     """
     usage_chunks = [
-        c for c in chunks if isinstance(c, dict) and c.get("choices") == [] and isinstance(c.get("usage"), dict)
+        c
+        for c in chunks
+        if isinstance(c, dict) and c.get("choices") == [] and isinstance(c.get("usage"), dict)
     ]
     if usage_chunks:
         return usage_chunks[-1]["usage"]
@@ -257,11 +259,18 @@ def gateway_answer(exchange: Exchange) -> GatewayAnswer:
         view = stream_view(response.raw)
         return GatewayAnswer(True, assemble(view.completion_chunks), view=view)
     if response.status is None and not response.raw:
-        return GatewayAnswer(False, None, error=f"no response ({response.transport_error or 'nothing received'})")
+        return GatewayAnswer(
+            False, None, error=f"no response ({response.transport_error or 'nothing received'})"
+        )
     parsed = parse_json(response.raw)
     if not parsed.ok:
         return GatewayAnswer(False, None, error=f"body is {parsed.error}")
     return GatewayAnswer(False, parsed.value)
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (for reading garbage without type errors)."""
+    return value if isinstance(value, dict) else {}
 
 
 def first_choice(document: Any) -> Any:

@@ -1,0 +1,358 @@
+"""Checks on what the client got: status, headers, body, JSON, error envelope, schema, finish reason, usage."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from harness.checks import Violation, answer, expr, views
+from harness.checks.matchers import check_path_assertions, json_equal, json_type, match_values, short
+from harness.checks.refs import References, RefError
+from harness.checks.schemas import validate
+from harness.exchange import Exchange
+
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
+_ERROR_FIELDS = ("type", "code", "param", "message")
+
+
+def no_response(check: str, exchange: Exchange) -> Violation | None:
+    """A violation when no HTTP response arrived at all (reset, timeout, refused)."""
+    response = exchange.response
+    if response.status is not None:
+        return None
+    return Violation(
+        check,
+        "response",
+        "an HTTP response",
+        {"transport_error": response.transport_error, "received": short(response.raw)},
+        f"no response: {response.transport_error or 'nothing received'}",
+    )
+
+
+def check_status(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    allowed = expected if isinstance(expected, list) else [expected]
+    response = exchange.response
+    if response.status is None:
+        yield Violation(
+            "status",
+            "status",
+            expected,
+            None,
+            f"no response: {response.transport_error or 'nothing received'}; "
+            f"{len(response.raw)} bytes received: {short(response.raw, 120)!r}",
+        )
+    elif response.status not in allowed:
+        yield Violation(
+            "status",
+            "status",
+            expected,
+            response.status,
+            f"status {response.status}; body: {short(response.raw, 200)}",
+        )
+
+
+def _header_values(headers: Mapping[str, str], name: str) -> list[str]:
+    wanted = name.lower()
+    return [value for key, value in headers.items() if key.lower() == wanted]
+
+
+def check_headers(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("headers", exchange)
+    if missing:
+        yield missing
+        return
+    refs = References(exchange)
+    for name, matcher in expected.items():
+        yield from match_values(
+            matcher,
+            _header_values(exchange.response.headers, name),
+            check="headers",
+            path=name.lower(),
+            refs=refs,
+        )
+
+
+def check_body(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("body", exchange)
+    if missing:
+        yield missing
+        return
+    text = exchange.response.raw.decode("utf-8", errors="replace")
+    yield from match_values(expected, [text], check="body", path="body", refs=References(exchange))
+
+
+def check_json(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("json", exchange)
+    if missing:
+        yield missing
+        return
+    gateway = views.gateway_answer(exchange)
+    if gateway.error is not None:
+        yield Violation("json", "$", "a JSON body", short(exchange.response.raw), gateway.error)
+        return
+    yield from check_path_assertions(
+        expected,
+        gateway.document,
+        check="json",
+        refs=References(exchange),
+        stream=views.requested_stream(exchange),
+    )
+
+
+def check_finish_reason(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("finish_reason", exchange)
+    if missing:
+        yield missing
+        return
+    gateway = views.gateway_answer(exchange)
+    if gateway.error is not None:
+        yield Violation("finish_reason", "$", expected, short(exchange.response.raw), gateway.error)
+        return
+    choice = views.first_choice(gateway.document)
+    if not isinstance(choice, dict):
+        yield Violation("finish_reason", "choices[0]", expected, None, "the answer has no choices[0]")
+        return
+    actual = choice.get("finish_reason")
+    if not json_equal(actual, expected):
+        note = "" if actual in FINISH_REASONS or actual is None else " (not an OpenAI finish_reason at all)"
+        yield Violation(
+            "finish_reason", "choices[0].finish_reason", expected, actual, f"finish_reason {actual!r}{note}"
+        )
+
+
+def _envelope(exchange: Exchange) -> tuple[Any, str] | Violation:
+    """The error document and where it was found: the body, or the stream's `data: {"error": …}` event."""
+    if views.is_stream(exchange.response):
+        view = views.stream_view(exchange.response.raw)
+        errors = view.error_payloads
+        if not errors:
+            return Violation(
+                "error", "stream", 'a data: {"error": …} event', None, "the stream carries no error event"
+            )
+        return errors[-1].json, f"stream[{errors[-1].event.index}]"
+    parsed = views.parse_json(exchange.response.raw)
+    if not parsed.ok:
+        return Violation(
+            "error", "$", "an OpenAI error envelope", short(exchange.response.raw), f"body is {parsed.error}"
+        )
+    return parsed.value, "$"
+
+
+def envelope_violations(document: Any, where: str, check: str = "error") -> Iterator[Violation]:
+    """The OpenAI envelope: {"error": {message: str, type: str, param: str|null, code: str|null}}."""
+    if not isinstance(document, dict) or not isinstance(document.get("error"), dict):
+        flat = isinstance(document, dict) and "message" in document
+        yield Violation(
+            check,
+            where,
+            {"error": {"message": "…", "type": "…", "param": None, "code": None}},
+            short(document),
+            "not an OpenAI error envelope: no `error` object" + (" (a flat error body)" if flat else ""),
+        )
+        return
+    error = document["error"]
+    for name in ("message", "type"):
+        if not isinstance(error.get(name), str):
+            yield Violation(
+                check,
+                f"{where}.error.{name}",
+                "a string",
+                short(error.get(name)),
+                f"error.{name} is not a string",
+            )
+    for name in ("param", "code"):
+        if name not in error:
+            yield Violation(
+                check,
+                f"{where}.error.{name}",
+                "string or null",
+                None,
+                f"error.{name} is missing (must be present, null allowed)",
+            )
+        elif error[name] is not None and not isinstance(error[name], str):
+            yield Violation(
+                check,
+                f"{where}.error.{name}",
+                "string or null",
+                short(error[name]),
+                f"error.{name} is a {json_type(error[name])}",
+            )
+
+
+def check_error(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("error", exchange)
+    if missing:
+        yield missing
+        return
+    found = _envelope(exchange)
+    if isinstance(found, Violation):
+        yield found
+        return
+    document, where = found
+    yield from envelope_violations(document, where)
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return
+    refs = References(exchange)
+    for name in _ERROR_FIELDS:
+        if name not in expected:
+            continue
+        try:
+            wanted = refs.resolve(expected[name])
+        except RefError as exc:
+            yield Violation("error", f"{where}.error.{name}", expected[name], None, str(exc))
+            continue
+        actual = error.get(name)
+        if name not in error or not json_equal(actual, wanted):
+            yield Violation("error", f"{where}.error.{name}", wanted, short(actual), f"error.{name} differs")
+    if "message_pattern" in expected:
+        pattern, actual = expected["message_pattern"], error.get("message")
+        try:
+            matched = isinstance(actual, str) and re.search(pattern, actual) is not None
+        except re.error as exc:
+            yield Violation(
+                "error",
+                f"{where}.error.message",
+                pattern,
+                short(actual),
+                f"bad message_pattern in the rule: {exc}",
+            )
+            return
+        if not matched:
+            yield Violation(
+                "error",
+                f"{where}.error.message",
+                {"matches": pattern},
+                short(actual),
+                "error.message does not match",
+            )
+
+
+def check_schema(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("schema", exchange)
+    if missing:
+        yield missing
+        return
+    named = expected if isinstance(expected, str) else None
+    response = exchange.response
+    if views.is_stream(response):
+        view = views.stream_view(response.raw)
+        for payload in view.payloads:
+            where = f"stream[{payload.event.index}]"
+            if payload.done:
+                continue
+            if payload.parsed is None or not payload.parsed.ok:
+                yield Violation(
+                    "schema", where, "a JSON payload", short(payload.event.data), "data is not JSON"
+                )
+                continue
+            name = named or ("openai.error" if payload.is_error else "openai.chat.completion.chunk")
+            yield from validate(name, payload.json, check="schema", where=where)
+        return
+    parsed = views.parse_json(response.raw)
+    if not parsed.ok:
+        yield Violation("schema", "$", named or "JSON", short(response.raw), f"body is {parsed.error}")
+        return
+    ok = response.status is not None and 200 <= response.status < 300
+    name = named or ("openai.chat.completion" if ok else "openai.error")
+    yield from validate(name, parsed.value, check="schema", where="$")
+
+
+def check_usage(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("usage", exchange)
+    if missing:
+        yield missing
+        return
+    gateway = views.gateway_answer(exchange)
+    usage = gateway.document.get("usage") if isinstance(gateway.document, dict) else None
+    if not isinstance(usage, dict):
+        why = gateway.error or (
+            "the stream has no usage chunk" if gateway.stream else "the answer has no usage object"
+        )
+        yield Violation("usage", "usage", dict(expected), short(usage), why)
+        return
+    served = answer.last_served(exchange)
+    upstream = answer.summarize(served) if served is not None else None
+
+    for key, expression in expected.items():
+        used: dict[str, int] = {}
+
+        def resolve(name: str, used: dict[str, int] = used) -> int:
+            value = _usage_name(name, usage, upstream)
+            used[name] = value
+            return value
+
+        where = f"usage.{key}"
+        try:
+            wanted = expr.evaluate(expression, resolve)
+        except expr.ExprError as exc:
+            yield Violation("usage", where, expression, None, f"cannot evaluate {expression!r}: {exc}")
+            continue
+        actual = _dig(usage, key)
+        shown = ", ".join(f"{n}={v}" for n, v in used.items())
+        explain = f"{expression} = {wanted}" + (f" ({shown})" if shown else "")
+        if actual is _ABSENT:
+            yield Violation("usage", where, wanted, None, f"{where} is missing; expected {explain}")
+        elif not isinstance(actual, int) or isinstance(actual, bool):
+            yield Violation(
+                "usage", where, wanted, short(actual), f"{where} is a {json_type(actual)}, not an integer"
+            )
+        elif actual != wanted:
+            yield Violation("usage", where, wanted, actual, f"{where} = {actual}, expected {explain}")
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
+
+
+def _dig(value: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+def _usage_name(name: str, usage: Mapping[str, Any], upstream: answer.UpstreamAnswer | None) -> int:
+    root, _, rest = name.partition(".")
+    if root == "usage":
+        value = _dig(dict(usage), rest)
+        if value is _ABSENT:
+            raise expr.ExprError(f"the gateway's usage has no {rest}")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise expr.ExprError(f"the gateway's usage.{rest} is a {json_type(value)}, not an integer")
+        return value
+    if upstream is None:
+        raise expr.ExprError("no upstream answer (message or completion) was served for this case")
+    if rest in upstream.usage:
+        return upstream.usage[rest]
+    value = _dig(dict(upstream.raw_usage), rest)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise expr.ExprError(f"unknown upstream usage field {rest!r}")
+
+
+def check_chunks(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    missing = no_response("chunks", exchange)
+    if missing:
+        yield missing
+        return
+    if not views.is_stream(exchange.response):
+        yield Violation(
+            "chunks", "chunks", "an SSE stream", short(exchange.response.raw), "the answer is not a stream"
+        )
+        return
+    chunks = views.stream_view(exchange.response.raw).chunks
+    yield from check_path_assertions(
+        expected,
+        chunks,
+        check="chunks",
+        refs=References(exchange),
+        stream=views.requested_stream(exchange),
+        prefix="chunks",
+    )

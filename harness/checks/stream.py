@@ -1,0 +1,642 @@
+"""Stream checks: the chat-completions SSE state machine (`stream_order`) and stream/non-stream parity.
+
+The state machine is specs/README.md "Stream order"; each step catches bugs from
+shared/docs/real-gateway-bugs.md §1-2 (content in the finish chunk, `finish_reason: ""`, repeated
+role, 1-based or shared tool indexes, ids on every fragment, usage on every chunk, no `[DONE]`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.checks import Violation, views
+from harness.checks.matchers import json_equal, json_type, short
+from harness.checks.response import FINISH_REASONS, no_response
+from harness.exchange import Exchange
+
+DEFAULT_FIRST_DELTA: Mapping[str, Any] = {"role": "assistant", "content": ""}
+_IDENTITY = ("id", "created", "model", "object")
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = _Absent()
+
+
+@dataclass
+class _Call:
+    id: Any
+    first_at: str
+    pieces: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Choice:
+    finish_at: str | None = None
+    calls: dict[int, _Call] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _State:
+    """What the walk over the payloads has seen so far (internal, never escapes a check call)."""
+
+    violations: list[Violation] = field(default_factory=list)
+    choices: dict[int, _Choice] = field(default_factory=dict)
+    chunks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    usage_at: list[int] = field(default_factory=list)
+    finish_events: list[int] = field(default_factory=list)
+    errors_at: list[int] = field(default_factory=list)
+
+    def add(self, path: str, expected: Any, actual: Any, message: str) -> None:
+        self.violations.append(Violation("stream_order", path, short(expected), short(actual), message))
+
+
+def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    options = expected if isinstance(expected, Mapping) else {}
+    missing = no_response("stream_order", exchange)
+    if missing and not exchange.response.raw:
+        yield missing
+        return
+    response = exchange.response
+    if not views.is_stream(response):
+        yield Violation(
+            "stream_order",
+            "response",
+            "an SSE stream (text/event-stream)",
+            {
+                "status": response.status,
+                "content-type": response.headers.get("content-type"),
+                "body": short(response.raw, 120),
+            },
+            "the answer is not a stream",
+        )
+        return
+    state = _State()
+    if views.content_type(response) != "text/event-stream":
+        state.add(
+            "content-type",
+            "text/event-stream",
+            response.headers.get("content-type"),
+            "a stream with the wrong content type",
+        )
+    if response.transport_error:
+        state.add(
+            "stream",
+            "a complete stream",
+            response.transport_error,
+            f"the stream was cut: {response.transport_error}",
+        )
+    if response.truncated:
+        state.add(
+            "stream", "a complete stream", len(response.raw), "the harness stopped reading at its byte cap"
+        )
+    view = views.stream_view(response.raw)
+    for problem in view.decoded.problems:
+        where = f"stream[{problem.event}]" if problem.event is not None else f"stream@{problem.offset}"
+        state.add(where, "well-formed SSE", problem.kind, f"{problem.message} (byte {problem.offset})")
+    _comments(options.get("comments", "allowed"), view, state)
+    _payload_shapes(view, state)
+    _walk(view, state, options.get("first_delta", DEFAULT_FIRST_DELTA))
+    error_expected = options.get("error", False) is True
+    _done(options.get("done", "required"), view, state)
+    _identity(state)
+    _tool_arguments(state)
+    _ending(view, state, error_expected)
+    _usage(options.get("usage_chunk", "auto"), exchange, state, error_expected)
+    yield from state.violations
+
+
+def _comments(mode: str, view: views.StreamView, state: _State) -> None:
+    comments = view.decoded.comments
+    if mode == "forbidden":
+        for comment in comments:
+            state.add(
+                f"stream@{comment.offset}",
+                "no comment lines",
+                f": {comment.text}",
+                "an SSE comment line (forbidden here)",
+            )
+    elif mode == "required" and not comments:
+        state.add(
+            "stream", "at least one `: …` comment line", None, "no SSE comment line (keep-alive) was sent"
+        )
+
+
+def _payload_shapes(view: views.StreamView, state: _State) -> None:
+    """Only `data:` fields, every payload a JSON object or `[DONE]`."""
+    for payload in view.payloads:
+        event = payload.event
+        where = f"stream[{event.index}]"
+        for name, value in event.fields:
+            if name in ("event", "id", "retry"):
+                state.add(
+                    where,
+                    "data: lines only",
+                    f"{name}: {value}",
+                    f"an SSE `{name}:` field in a chat-completions stream",
+                )
+        if event.data is None:
+            state.add(where, "a data: line", [f"{n}: {v}" for n, v in event.fields], "an event without data")
+        elif payload.done:
+            continue
+        elif payload.parsed is not None and not payload.parsed.ok:
+            data = event.data
+            hint = " (an SSE comment rewrapped as data?)" if data.lstrip().startswith(":") else ""
+            hint = " (empty data)" if data == "" else hint
+            hint = " ([DONE] must be exactly `data: [DONE]`)" if "[DONE]" in data else hint
+            state.add(where, "a JSON object or [DONE]", data, f"data is not JSON{hint}")
+        elif not payload.is_object:
+            state.add(
+                where,
+                "a JSON object",
+                payload.json,
+                f"data is a JSON {json_type(payload.json)}, not an object",
+            )
+
+
+def _walk(view: views.StreamView, state: _State, first_delta: Any) -> None:
+    first_checked = False
+    for payload in view.payloads:
+        index = payload.event.index
+        where = f"stream[{index}]"
+        if payload.is_error:
+            state.errors_at.append(index)
+            continue
+        if not payload.is_chunk:
+            continue
+        chunk: dict[str, Any] = payload.json
+        state.chunks.append((index, chunk))
+        if state.errors_at:
+            state.add(where, "nothing after the error event", short(chunk), "a chunk after the error event")
+        choices = chunk.get("choices")
+        usage = chunk.get("usage")
+        if not isinstance(choices, list):
+            state.add(f"{where}.choices", "an array", choices, "choices is not an array")
+            continue
+        if not choices:
+            if isinstance(usage, dict):
+                state.usage_at.append(index)
+            else:
+                state.add(
+                    where,
+                    "choices: [] only on the usage chunk",
+                    usage,
+                    "a chunk with no choices and no usage",
+                )
+            if not first_checked:
+                state.add(
+                    where,
+                    {"delta": first_delta},
+                    short(chunk),
+                    "the first chunk has no choices (role chunk missing)",
+                )
+                first_checked = True
+            continue
+        if usage is not None:
+            state.add(
+                f"{where}.usage",
+                None,
+                usage,
+                "usage on a chunk with choices (it belongs in one final choices: [] chunk)",
+            )
+        if state.usage_at:
+            state.add(
+                where,
+                "nothing but [DONE] after the usage chunk",
+                short(chunk),
+                "a chunk after the usage chunk",
+            )
+        for position, choice in enumerate(choices):
+            _choice(
+                state,
+                f"{where}.choices[{position}]",
+                index,
+                position,
+                choice,
+                None if first_checked else first_delta,
+            )
+        first_checked = True
+
+
+def _choice(state: _State, where: str, event: int, position: int, choice: Any, first_delta: Any) -> None:
+    if not isinstance(choice, dict):
+        state.add(where, "an object", choice, "a choice that is not an object")
+        return
+    number = choice.get("index")
+    if not isinstance(number, int) or isinstance(number, bool):
+        state.add(f"{where}.index", position, number, "a choice without an integer index")
+        number = position
+    started = number in state.choices
+    current = state.choices.setdefault(number, _Choice())
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        state.add(f"{where}.delta", "an object", delta, "delta is not an object")
+        delta = {}
+    if first_delta is not None and isinstance(first_delta, Mapping):
+        for key, value in first_delta.items():
+            if key not in delta or not json_equal(delta[key], value):
+                state.add(
+                    f"{where}.delta",
+                    dict(first_delta),
+                    delta,
+                    f"the first chunk's delta lacks {key}: {json.dumps(value)}",
+                )
+    if started and delta.get("role") is not None:
+        state.add(f"{where}.delta.role", None, delta["role"], "delta.role repeated after the first chunk")
+    if not started and first_delta is None and delta.get("role") is None:
+        state.add(f"{where}.delta.role", "assistant", None, "the choice's first chunk has no delta.role")
+
+    # An absent finish_reason key counts as null here; the `schema` check wants the key itself.
+    finish = choice.get("finish_reason")
+    if current.finish_at is not None:
+        if finish not in (None, ""):
+            state.add(
+                f"{where}.finish_reason",
+                None,
+                finish,
+                f"a second finish chunk (the first was {current.finish_at})",
+            )
+        else:
+            state.add(
+                where,
+                "nothing after the finish chunk",
+                short(choice),
+                f"a chunk after the finish chunk ({current.finish_at})",
+            )
+    if finish == "":
+        state.add(
+            f"{where}.finish_reason", None, "", 'finish_reason is "" (null until the finish chunk, never "")'
+        )
+    elif finish is not None:
+        if finish not in FINISH_REASONS:
+            state.add(
+                f"{where}.finish_reason",
+                list(FINISH_REASONS),
+                finish,
+                f"finish_reason {finish!r} is not an OpenAI value",
+            )
+        filled = {k: v for k, v in delta.items() if v is not None}
+        if filled:
+            state.add(
+                f"{where}.delta",
+                {},
+                filled,
+                "the finish chunk's delta is not empty (clients that stop there lose it)",
+            )
+        if current.finish_at is None:
+            current.finish_at = f"stream[{event}]"
+            state.finish_events.append(event)
+
+    content = delta.get("content")
+    if content is not None and not isinstance(content, str):
+        state.add(f"{where}.delta.content", "a string", content, f"delta.content is a {json_type(content)}")
+    calls = delta.get("tool_calls")
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        state.add(f"{where}.delta.tool_calls", "an array", calls, "delta.tool_calls is not an array")
+        return
+    for j, fragment in enumerate(calls):
+        _fragment(state, current, f"{where}.delta.tool_calls[{j}]", fragment)
+
+
+def _fragment(state: _State, choice: _Choice, where: str, fragment: Any) -> None:
+    if not isinstance(fragment, dict):
+        state.add(where, "an object", fragment, "a tool-call fragment that is not an object")
+        return
+    number = fragment.get("index")
+    if not isinstance(number, int) or isinstance(number, bool):
+        state.add(f"{where}.index", "an integer", number, "a tool-call fragment without an integer index")
+        return
+    function = fragment.get("function")
+    if function is not None and not isinstance(function, dict):
+        state.add(f"{where}.function", "an object", function, "function is not an object")
+    function = function if isinstance(function, dict) else {}
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        state.add(
+            f"{where}.function.arguments",
+            "a JSON string",
+            arguments,
+            f"arguments is a {json_type(arguments)}, not a string",
+        )
+    name = function.get("name")
+    call = choice.calls.get(number)
+    if call is None:
+        _first_fragment(state, choice, where, number, fragment, name)
+        call = choice.calls[number]
+    else:
+        new_id = fragment.get("id")
+        if new_id is not None and new_id != call.id:
+            state.add(
+                f"{where}.id", call.id, new_id, f"a different id on index {number}: two calls share one index"
+            )
+        repeated = [k for k in ("id", "type") if fragment.get(k) is not None]
+        repeated += ["function.name"] if name is not None else []
+        if name == "":
+            state.add(f"{where}.function.name", None, "", 'function.name "" on a continuation fragment')
+        elif repeated and not (new_id is not None and new_id != call.id):
+            state.add(
+                where,
+                "index and function.arguments only",
+                short(fragment),
+                f"a continuation fragment repeats {', '.join(repeated)}",
+            )
+    if isinstance(arguments, str):
+        call.pieces.append(arguments)
+
+
+def _first_fragment(
+    state: _State, choice: _Choice, where: str, number: int, fragment: dict[str, Any], name: Any
+) -> None:
+    expected_index = len(choice.calls)
+    if number != expected_index:
+        state.add(
+            f"{where}.index",
+            expected_index,
+            number,
+            "tool-call indexes are 0-based and contiguous in order of appearance",
+        )
+    call_id = fragment.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        state.add(f"{where}.id", "a non-empty string", call_id, "the first fragment of a tool call has no id")
+    elif call_id in choice.ids:
+        state.add(
+            f"{where}.id",
+            "a unique id",
+            call_id,
+            f"id already used by the call at index {choice.ids[call_id]}",
+        )
+    else:
+        choice.ids[call_id] = number
+    if fragment.get("type") != "function":
+        state.add(
+            f"{where}.type",
+            "function",
+            fragment.get("type"),
+            'the first fragment of a tool call lacks type: "function"',
+        )
+    if not isinstance(name, str) or not name:
+        state.add(
+            f"{where}.function.name",
+            "a non-empty string",
+            name,
+            "the first fragment of a tool call has no function.name",
+        )
+    choice.calls[number] = _Call(call_id, where)
+
+
+def _tool_arguments(state: _State) -> None:
+    for number, choice in state.choices.items():
+        for index, call in choice.calls.items():
+            joined = "".join(call.pieces)
+            parsed = views.parse_json(joined)
+            if not parsed.ok or not isinstance(parsed.value, dict):
+                why = 'empty (a call without arguments is "{}")' if joined == "" else "not one JSON object"
+                state.add(
+                    f"choices[{number}].tool_calls[{index}].function.arguments",
+                    "a JSON object as a string",
+                    joined,
+                    f"the joined arguments are {why}",
+                )
+
+
+def _identity(state: _State) -> None:
+    """id, created, model and object are the same on every chunk (litellm#14962: a new id per chunk)."""
+    if not state.chunks:
+        return
+    _, first = state.chunks[0]
+    for name in _IDENTITY:
+        reference = first.get(name, ABSENT) if name != "object" else "chat.completion.chunk"
+        differing = [
+            (i, c.get(name, ABSENT))
+            for i, c in state.chunks
+            if not json_equal(c.get(name, ABSENT), reference)
+        ]
+        if differing:
+            i, value = differing[0]
+            what = (
+                "object is not chat.completion.chunk"
+                if name == "object"
+                else f"{name} changes between chunks"
+            )
+            state.add(
+                f"stream[{i}].{name}",
+                reference,
+                value,
+                f"{what} ({len(differing)} of {len(state.chunks)} chunks)",
+            )
+
+
+def _done(mode: str, view: views.StreamView, state: _State) -> None:
+    dones = [p.event.index for p in view.payloads if p.done]
+    events = len(view.decoded.events)
+    if mode == "forbidden":
+        for index in dones:
+            state.add(
+                f"stream[{index}]",
+                "no [DONE]",
+                "[DONE]",
+                "data: [DONE] is sent although this stream must not end with it",
+            )
+        return
+    if not dones:
+        if mode == "required":
+            state.add(
+                "stream",
+                "data: [DONE] as the last event",
+                _last_data(view),
+                "the stream does not end with data: [DONE]",
+            )
+        return
+    if len(dones) > 1:
+        state.add(f"stream[{dones[1]}]", "one [DONE]", len(dones), "more than one data: [DONE]")
+    if dones[0] != events - 1:
+        state.add(
+            f"stream[{dones[0] + 1}]", "nothing after [DONE]", _last_data(view), "events follow data: [DONE]"
+        )
+    late = [c for c in view.decoded.comments if c.before_event > dones[0]]
+    if late:
+        state.add(
+            f"stream@{late[0].offset}",
+            "nothing after [DONE]",
+            f": {late[0].text}",
+            "a comment line follows data: [DONE]",
+        )
+
+
+def _last_data(view: views.StreamView) -> Any:
+    return view.decoded.events[-1].data if view.decoded.events else None
+
+
+def _ending(view: views.StreamView, state: _State, error_expected: bool) -> None:
+    if error_expected:
+        payload_events = [p.event.index for p in view.payloads if not p.done]
+        if not state.errors_at:
+            state.add(
+                "stream",
+                'a final data: {"error": …} event',
+                _last_data(view),
+                "the stream does not end with an error event",
+            )
+        elif payload_events and payload_events[-1] != state.errors_at[-1]:
+            state.add(
+                f"stream[{state.errors_at[-1]}]",
+                "the error event last (only [DONE] after it)",
+                None,
+                "events follow the error event",
+            )
+        return
+    for index in state.errors_at:
+        state.add(f"stream[{index}]", "no error event", None, "an unexpected error event in the stream")
+    if not state.choices:
+        state.add("stream", "chunks with choices", len(state.chunks), "the stream has no chunk with choices")
+    for number, choice in state.choices.items():
+        if choice.finish_at is None:
+            state.add(
+                f"choices[{number}].finish_reason",
+                list(FINISH_REASONS),
+                None,
+                "no chunk with a non-null finish_reason",
+            )
+
+
+def _usage(mode: str, exchange: Exchange, state: _State, error_expected: bool) -> None:
+    if mode == "auto":
+        mode = "required" if views.requested_usage(exchange) else "forbidden"
+    if error_expected:
+        mode = "forbidden"  # a failed stream is not billed: no usage chunk (specs/README.md, step 6)
+    if len(state.usage_at) > 1:
+        state.add(
+            f"stream[{state.usage_at[1]}]",
+            "one usage chunk",
+            len(state.usage_at),
+            "more than one usage chunk",
+        )
+    if mode == "required" and not state.usage_at:
+        state.add(
+            "stream",
+            'a {"choices": [], "usage": {…}} chunk',
+            None,
+            "no usage chunk (stream_options.include_usage was set)",
+        )
+    if mode == "forbidden" and state.usage_at:
+        why = "the stream failed" if error_expected else "stream_options.include_usage was not set"
+        state.add(
+            f"stream[{state.usage_at[0]}]", "no usage chunk", "usage chunk", f"a usage chunk although {why}"
+        )
+    if state.usage_at and state.finish_events and state.usage_at[0] < state.finish_events[-1]:
+        state.add(
+            f"stream[{state.usage_at[0]}]",
+            "after the finish chunk",
+            "before it",
+            "the usage chunk comes before the finish chunk",
+        )
+
+
+def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    """Same cassette, stream vs `stream: false`: content, tool calls, finish reason and usage agree."""
+    check = "stream_matches_nonstream"
+    missing = no_response(check, exchange)
+    if missing:
+        yield missing
+        return
+    if exchange.companion is None:
+        yield Violation(
+            check,
+            "companion",
+            "a stream: false exchange",
+            None,
+            "the harness made no non-stream companion request",
+        )
+        return
+    streamed = views.gateway_answer(exchange)
+    plain = views.gateway_answer(exchange.companion)
+    if not streamed.stream:
+        yield Violation(
+            check, "stream", "an SSE stream", short(exchange.response.raw), "the answer is not a stream"
+        )
+        return
+    if plain.stream or not isinstance(plain.document, dict):
+        yield Violation(
+            check,
+            "nonstream",
+            "a JSON completion",
+            short(exchange.companion.response.raw),
+            plain.error or "not a JSON object",
+        )
+        return
+    s_choice, n_choice = views.first_choice(streamed.document), views.first_choice(plain.document)
+    s_choice, n_choice = views.as_object(s_choice), views.as_object(n_choice)
+    s_message, n_message = views.as_object(s_choice.get("message")), views.as_object(n_choice.get("message"))
+    # A stream's role chunk carries content "", so "" and null both mean "no text".
+    s_text, n_text = s_message.get("content") or "", n_message.get("content") or ""
+    if s_text != n_text:
+        yield Violation(
+            check,
+            "choices[0].message.content",
+            short(n_text),
+            short(s_text),
+            "streamed content differs from non-streamed",
+        )
+    s_calls, n_calls = _calls(s_message), _calls(n_message)
+    if len(s_calls) != len(n_calls):
+        yield Violation(
+            check,
+            "choices[0].message.tool_calls",
+            len(n_calls),
+            len(s_calls),
+            "a different number of tool calls",
+        )
+    for i, (s_call, n_call) in enumerate(zip(s_calls, n_calls, strict=False)):
+        for part, label in ((0, "function.name"), (1, "function.arguments")):
+            if not json_equal(s_call[part], n_call[part]):
+                yield Violation(
+                    check,
+                    f"choices[0].message.tool_calls[{i}].{label}",
+                    short(n_call[part]),
+                    short(s_call[part]),
+                    f"streamed {label} differs",
+                )
+    if s_choice.get("finish_reason") != n_choice.get("finish_reason"):
+        yield Violation(
+            check,
+            "choices[0].finish_reason",
+            n_choice.get("finish_reason"),
+            s_choice.get("finish_reason"),
+            "streamed finish_reason differs",
+        )
+    s_usage, n_usage = streamed.document.get("usage"), plain.document.get("usage")
+    if s_usage is None and not views.requested_usage(exchange):
+        return  # nothing to compare: the stream was not asked for usage
+    for path, s_value, n_value in _leaf_differences(s_usage, n_usage, "usage"):
+        yield Violation(
+            check, path, short(n_value), short(s_value), "streamed usage differs from non-streamed"
+        )
+
+
+def _calls(message: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """(name, parsed arguments) per tool call; arguments stay a string when they do not parse."""
+    calls = message.get("tool_calls")
+    out = []
+    for call in calls if isinstance(calls, list) else []:
+        function = views.as_object(views.as_object(call).get("function"))
+        arguments = function.get("arguments")
+        parsed = views.parse_json(arguments) if isinstance(arguments, str) else views.Parsed(False)
+        out.append((function.get("name"), parsed.value if parsed.ok else arguments))
+    return out
+
+
+def _leaf_differences(a: Any, b: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            yield from _leaf_differences(a.get(key, ABSENT), b.get(key, ABSENT), f"{path}.{key}")
+    elif not json_equal(a, b):
+        yield path, a, b
