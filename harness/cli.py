@@ -277,18 +277,41 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--write-expectations", help="write an expectations file from this run's failures")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
 
-    s = sub.add_parser("serve-upstream", help="run the replay upstream standalone for any gateway to talk to",
-                       add_help=False)
-    s.add_argument("rest", nargs=argparse.REMAINDER)
+    for name, (_, help_text) in DELEGATED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+# Subcommands that own their arguments: "module:function" taking argv (after the name), returning an exit code.
+DELEGATED = {
+    "serve-upstream": ("harness.replay:serve_upstream_main", "run the replay upstream standalone for any gateway"),
+    "record": ("harness.record:main", "regenerate cassettes against a live provider"),
+    "matrix": ("harness.matrix:main", "rule × gateway compatibility matrix across profiles"),
+    "report": ("harness.report:main", "render reports (HTML certificate, Markdown, badge) from results files"),
+    "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
+}
+
+
+def _delegate(name: str, argv: list[str]) -> int:
+    import importlib
+
+    target, _ = DELEGATED[name]
+    module_name, func_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        print(f"gateway-conformance: '{name}' is not available in this version", file=sys.stderr)
+        return EXIT_CONFIG
+    result: int = getattr(module, func_name)(argv)
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["serve-upstream"]:
-        from harness.replay import serve_upstream_main
-
-        return serve_upstream_main(argv[1:])
+    if argv[:1] and argv[0] in DELEGATED:
+        return _delegate(argv[0], argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
