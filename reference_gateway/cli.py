@@ -1,0 +1,110 @@
+"""`reference-gateway`: run the reference gateway for one profile in front of an Anthropic-compatible upstream."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+from collections.abc import Sequence
+
+from reference_gateway.app import GatewaySettings, create_app
+from reference_gateway.auth import KeyRing
+from reference_gateway.images import AllowList
+from reference_gateway.models import CatalogError, load_catalog
+from reference_gateway.profiles import PROFILES, get_profile
+from reference_gateway.upstream import UpstreamSettings
+
+KEYS_ENV = "REFERENCE_GATEWAY_API_KEYS"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reference-gateway",
+        description="OpenAI Chat Completions gateway over Anthropic's Messages API (the suite's reference).",
+    )
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="ezat", help="documented gateway to implement"
+    )
+    parser.add_argument(
+        "--upstream-url", required=True, help="Anthropic API base URL, e.g. https://api.anthropic.com"
+    )
+    parser.add_argument(
+        "--upstream-key", help="the gateway's own Anthropic key (default: $ANTHROPIC_API_KEY)"
+    )
+    parser.add_argument(
+        "--api-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help=f"a client key the gateway accepts (repeatable; also ${KEYS_ENV}, comma-separated)",
+    )
+    parser.add_argument("--no-auth", action="store_true", help="accept requests without a client key")
+    parser.add_argument(
+        "--models", metavar="FILE", help="model catalog YAML (default: the shipped models.yaml)"
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080, help="0 picks a free port (printed on start)")
+    parser.add_argument(
+        "--ping-interval", type=float, default=10.0, help="seconds of silence before `: ping`"
+    )
+    parser.add_argument(
+        "--upstream-timeout", type=float, default=590.0, help="non-streaming limit (504 after)"
+    )
+    parser.add_argument("--upstream-connect-timeout", type=float, default=10.0)
+    parser.add_argument(
+        "--stream-idle-timeout", type=float, default=600.0, help="upstream stream silence limit"
+    )
+    parser.add_argument("--anthropic-version", default="2023-06-01")
+    parser.add_argument(
+        "--allow-image-host",
+        action="append",
+        default=[],
+        metavar="HOST_OR_CIDR",
+        help="exempt a host name, IP or network from the public-address rule for image downloads (tests only)",
+    )
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    keys = [*args.api_key, *os.environ.get(KEYS_ENV, "").split(",")]
+    ring = KeyRing.of(keys)
+    if not ring.keys and not args.no_auth:
+        print(f"reference-gateway: give --api-key KEY (or ${KEYS_ENV}), or --no-auth", file=sys.stderr)
+        return 2
+    try:
+        catalog = load_catalog(args.models)
+    except (OSError, CatalogError) as exc:
+        print(f"reference-gateway: cannot load the model catalog: {exc}", file=sys.stderr)
+        return 2
+    settings = GatewaySettings(
+        profile=get_profile(args.profile),
+        catalog=catalog,
+        upstream=UpstreamSettings(
+            base_url=args.upstream_url,
+            api_key=args.upstream_key or os.environ.get("ANTHROPIC_API_KEY"),
+            anthropic_version=args.anthropic_version,
+            request_timeout=args.upstream_timeout,
+            connect_timeout=args.upstream_connect_timeout,
+            stream_idle_timeout=args.stream_idle_timeout,
+        ),
+        keys=None if args.no_auth and not ring.keys else ring,
+        ping_interval=args.ping_interval,
+        image_allow=AllowList.parse(args.allow_image_host),
+    )
+    import uvicorn  # the server is only needed when actually serving
+
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"reference-gateway ({args.profile}) listening on http://{shown}:{port}", flush=True)
+    config = uvicorn.Config(create_app(settings), log_level=args.log_level, access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

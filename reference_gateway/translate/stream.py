@@ -1,0 +1,257 @@
+"""Anthropic SSE → OpenAI `chat.completion.chunk` stream (pure): an incremental SSE decoder and a synchronous
+state machine fed one upstream event at a time. Nothing is buffered: each event yields its chunks at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypedDict
+
+from reference_gateway.errors import ErrorEnvelope, GatewayError, from_upstream, server_error
+from reference_gateway.profiles import FinishReason, Profile
+from reference_gateway.translate.response import (
+    UpstreamUsage,
+    Usage,
+    arguments_json,
+    finish_reason,
+    usage_to_openai,
+)
+
+DONE: Final = "[DONE]"
+PING: Final = b": ping\n\n"
+
+
+@dataclass(frozen=True)
+class ServerSentEvent:
+    event: str | None
+    data: str
+
+
+class SSEDecoder:
+    """Incremental `text/event-stream` decoder: feed bytes as they arrive, get the complete events so far."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        self._buffer += chunk
+        events: list[ServerSentEvent] = []
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                return events
+            line = bytes(self._buffer[:end]).rstrip(b"\r").decode("utf-8", errors="replace")
+            del self._buffer[: end + 1]
+            if not line:
+                if self._data:
+                    events.append(ServerSentEvent(self._event, "\n".join(self._data)))
+                self._event, self._data = None, []
+            elif line.startswith(":"):
+                continue
+            else:
+                name, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if name == "event":
+                    self._event = value
+                elif name == "data":
+                    self._data.append(value)
+
+
+class Delta(TypedDict, total=False):
+    role: Literal["assistant"]
+    content: str
+    tool_calls: list[dict[str, Any]]
+
+
+class ChunkChoice(TypedDict):
+    index: int
+    delta: Delta
+    logprobs: None
+    finish_reason: FinishReason | None
+
+
+class _ChunkBase(TypedDict):
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+
+
+class Chunk(_ChunkBase, total=False):
+    usage: Usage | None
+
+
+StreamItem = Chunk | ErrorEnvelope | Literal["[DONE]"]
+
+
+def encode(item: StreamItem) -> bytes:
+    """One SSE event: only `data:` lines, as the OpenAI SDKs expect (no `event:`/`id:` fields)."""
+    if item == DONE:
+        return b"data: [DONE]\n\n"
+    return b"data: " + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    completion_id: str
+    created: int
+    model: str  # EZAT: "`model` is exactly the name you sent"
+    include_usage: bool
+    profile: Profile
+
+
+@dataclass
+class _Tool:
+    index: int
+    sent_arguments: bool = False
+
+
+class StreamTranslator:
+    """Feed Anthropic stream events (decoded JSON objects) in order; each call returns the items to send.
+
+    EZAT "Streaming": role chunk first; text and tool-call fragments (0-based tool indexes, whatever the
+    Anthropic block index); one finish chunk with an empty delta; the usage chunk when asked; `[DONE]`.
+    A failure ends the stream with `data: {"error": …}` (and `[DONE]`, per the profile) and no usage chunk.
+    """
+
+    def __init__(self, context: StreamContext) -> None:
+        self._ctx = context
+        self._started = False
+        self._finished = False
+        self._tools: dict[int, _Tool] = {}
+        self._usage = UpstreamUsage()
+        self._stop_reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def _chunk(self, delta: Delta, finish: FinishReason | None = None) -> Chunk:
+        chunk: Chunk = {
+            "id": self._ctx.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self._ctx.created,
+            "model": self._ctx.model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if self._ctx.include_usage:
+            chunk["usage"] = None
+        return chunk
+
+    def _start(self) -> list[StreamItem]:
+        if self._started:
+            return []
+        self._started = True
+        return [self._chunk({"role": "assistant", "content": ""})]
+
+    def _tool_arguments(self, tool: _Tool, arguments: str) -> Chunk:
+        tool.sent_arguments = True
+        return self._chunk({"tool_calls": [{"index": tool.index, "function": {"arguments": arguments}}]})
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamItem]:
+        if self._finished:
+            return []
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            if isinstance(message, Mapping):
+                self._usage = self._usage.updated(message.get("usage"))
+            return self._start()
+        if kind == "content_block_start":
+            return self._start() + self._block_start(event)
+        if kind == "content_block_delta":
+            return self._start() + self._block_delta(event)
+        if kind == "content_block_stop":
+            tool = self._tools.get(_int(event.get("index")))
+            if tool is not None and not tool.sent_arguments:
+                # A call without arguments still gets a parseable JSON object.
+                return [self._tool_arguments(tool, "{}")]
+            return []
+        if kind == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, Mapping) and isinstance(delta.get("stop_reason"), str):
+                self._stop_reason = delta["stop_reason"]
+            self._usage = self._usage.updated(event.get("usage"))
+            return []
+        if kind == "message_stop":
+            return self._finish()
+        if kind == "error":
+            error = event.get("error")
+            return self.fail(from_upstream(None, error if isinstance(error, Mapping) else {}))
+        return []  # ping, and event types this gateway does not know
+
+    def _block_start(self, event: Mapping[str, Any]) -> list[StreamItem]:
+        block = event.get("content_block")
+        if not isinstance(block, Mapping):
+            return []
+        if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
+            return [self._chunk({"content": block["text"]})]
+        if block.get("type") != "tool_use":
+            return []  # thinking and server-tool blocks are never returned
+        tool = _Tool(index=len(self._tools))
+        self._tools[_int(event.get("index"))] = tool
+        first = self._chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": tool.index,
+                        "id": str(block.get("id", "")),
+                        "type": "function",
+                        "function": {"name": str(block.get("name", "")), "arguments": ""},
+                    }
+                ]
+            }
+        )
+        preset = block.get("input")
+        if isinstance(preset, Mapping) and preset:
+            return [first, self._tool_arguments(tool, arguments_json(preset))]
+        return [first]
+
+    def _block_delta(self, event: Mapping[str, Any]) -> list[StreamItem]:
+        delta = event.get("delta")
+        if not isinstance(delta, Mapping):
+            return []
+        if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
+            return [self._chunk({"content": delta["text"]})]
+        if delta.get("type") == "input_json_delta":
+            tool = self._tools.get(_int(event.get("index")))
+            piece = delta.get("partial_json")
+            if tool is not None and isinstance(piece, str) and piece:
+                return [self._tool_arguments(tool, piece)]
+        return []
+
+    def _finish(self) -> list[StreamItem]:
+        items = self._start()
+        items.append(self._chunk({}, finish_reason(self._stop_reason, self._ctx.profile)))
+        if self._ctx.include_usage:
+            usage_chunk = self._chunk({})
+            usage_chunk["choices"] = []
+            usage_chunk["usage"] = usage_to_openai(self._usage, self._ctx.profile, stream=True)
+            items.append(usage_chunk)
+        items.append(DONE)
+        self._finished = True
+        return items
+
+    def fail(self, error: GatewayError) -> list[StreamItem]:
+        """The stream failed after it started: an error event instead of a finish (and no usage chunk)."""
+        if self._finished:
+            return []
+        self._finished = True
+        items: list[StreamItem] = [error.to_envelope()]
+        if self._ctx.profile.stream_error == "error_then_done":
+            items.append(DONE)
+        return items
+
+    def end_of_stream(self) -> list[StreamItem]:
+        """The upstream closed the stream. Without its `message_stop` the answer is incomplete: an error, never
+        a synthetic `stop`."""
+        return self.fail(server_error("The upstream stream ended before the answer was complete."))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
