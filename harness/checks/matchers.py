@@ -188,9 +188,10 @@ def _contains(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
 
 def _schema(schema: Any, value: Any, violation: Any) -> Iterator[Violation]:
     try:
+        jsonschema.Draft202012Validator.check_schema(schema)
         validator = jsonschema.Draft202012Validator(schema)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    except (jsonschema.SchemaError, TypeError, ValueError) as exc:
+        errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError) as exc:
         yield violation({"schema": schema}, value, f"bad inline schema in the rule: {exc}")
         return
     for error in errors[:5]:

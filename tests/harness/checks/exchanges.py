@@ -21,13 +21,18 @@ def fixture(name: str) -> bytes:
 
 def request(*, stream: bool = False, include_usage: bool = False, body: Any = None) -> SentRequest:
     if body is None:
-        body = {"model": "anthropic/claude-sonnet-5-5", "messages": [{"role": "user", "content": "[gc:test] hi"}]}
+        body = {
+            "model": "anthropic/claude-sonnet-5-5",
+            "messages": [{"role": "user", "content": "[gc:test] hi"}],
+        }
         if stream:
             body["stream"] = True
         if include_usage:
             body["stream_options"] = {"include_usage": True}
     raw = json.dumps(body).encode()
-    return SentRequest("POST", "http://gateway/v1/chat/completions", {"content-type": "application/json"}, raw, body)
+    return SentRequest(
+        "POST", "http://gateway/v1/chat/completions", {"content-type": "application/json"}, raw, body
+    )
 
 
 def served(name: str, *, status: int = 200) -> ServedAnswer:
@@ -36,7 +41,13 @@ def served(name: str, *, status: int = 200) -> ServedAnswer:
     return ServedAnswer(status, headers, body, cassette="test/fixture", interaction=0)
 
 
-def call(body: Any = None, *, headers: dict[str, str] | None = None, answer: str | None = None, raw: bytes | None = None) -> UpstreamCall:
+def call(
+    body: Any = None,
+    *,
+    headers: dict[str, str] | None = None,
+    answer: str | None = None,
+    raw: bytes | None = None,
+) -> UpstreamCall:
     data = raw if raw is not None else json.dumps(body).encode()
     return UpstreamCall(
         "POST",

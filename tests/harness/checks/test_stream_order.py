@@ -45,7 +45,13 @@ BAD = [
     ("done_unterminated", {}, {}, "ends inside an event", "stream[4]"),
     ("usage_every_chunk", {}, {"include_usage": True}, "usage on a chunk with choices", "stream[0].usage"),
     ("usage_before_finish", {}, {"include_usage": True}, "a chunk after the usage chunk", "stream[4]"),
-    ("usage_before_finish", {}, {"include_usage": True}, "usage chunk comes before the finish chunk", "stream[3]"),
+    (
+        "usage_before_finish",
+        {},
+        {"include_usage": True},
+        "usage chunk comes before the finish chunk",
+        "stream[3]",
+    ),
     ("text_usage", {}, {}, "a usage chunk although stream_options.include_usage was not set", "stream[4]"),
     ("text", {}, {"include_usage": True}, "no usage chunk", "stream"),
     ("text", {"usage_chunk": "required"}, {}, "no usage chunk", "stream"),
@@ -66,19 +72,61 @@ BAD = [
     ("truncated", {}, {}, "ends inside an event", "stream[2]"),
     ("truncated", {}, {}, "data is not JSON", "stream[2]"),
     ("error_then_done", {}, {}, "an unexpected error event", "stream[2]"),
-    ("error_then_done", {"error": True, "done": "forbidden"}, {}, "data: [DONE] is sent although", "stream[3]"),
+    (
+        "error_then_done",
+        {"error": True, "done": "forbidden"},
+        {},
+        "data: [DONE] is sent although",
+        "stream[3]",
+    ),
     ("error_no_done", {"error": True}, {}, "does not end with data: [DONE]", "stream"),
     ("text", {"error": True}, {}, "does not end with an error event", "stream"),
-    ("error_with_usage", {"error": True}, {"include_usage": True}, "a usage chunk although the stream failed", "stream[2]"),
-    ("tool_index_missing", {}, {}, "without an integer index", "stream[3].choices[0].delta.tool_calls[0].index"),
-    ("tool_index_one_based", {}, {}, "0-based and contiguous", "stream[2].choices[0].delta.tool_calls[0].index"),
+    (
+        "error_with_usage",
+        {"error": True},
+        {"include_usage": True},
+        "a usage chunk although the stream failed",
+        "stream[2]",
+    ),
+    (
+        "tool_index_missing",
+        {},
+        {},
+        "without an integer index",
+        "stream[3].choices[0].delta.tool_calls[0].index",
+    ),
+    (
+        "tool_index_one_based",
+        {},
+        {},
+        "0-based and contiguous",
+        "stream[2].choices[0].delta.tool_calls[0].index",
+    ),
     ("tool_index_shared", {}, {}, "two calls share one index", "stream[5].choices[0].delta.tool_calls[0].id"),
-    ("tool_index_shared", {}, {}, "joined arguments are not one JSON object", "choices[0].tool_calls[0].function.arguments"),
-    ("tool_id_repeated", {}, {}, "continuation fragment repeats id", "stream[3].choices[0].delta.tool_calls[0]"),
+    (
+        "tool_index_shared",
+        {},
+        {},
+        "joined arguments are not one JSON object",
+        "choices[0].tool_calls[0].function.arguments",
+    ),
+    (
+        "tool_id_repeated",
+        {},
+        {},
+        "continuation fragment repeats id",
+        "stream[3].choices[0].delta.tool_calls[0]",
+    ),
     ("tool_id_missing", {}, {}, "has no id", "stream[5].choices[0].delta.tool_calls[0].id"),
     ("tool_name_empty_continuation", {}, {}, 'function.name "" on a continuation', "stream[3]"),
     ("tool_arguments_object", {}, {}, "arguments is a object, not a string", "stream[3]"),
-    ("tool_arguments_not_json", {}, {}, "joined arguments are not one JSON object", "choices[0].tool_calls[0]"),
+    (
+        "tool_arguments_not_json",
+        {},
+        {},
+        "joined arguments are not one JSON object",
+        "choices[0].tool_calls[0]",
+    ),
 ]
 
 
@@ -87,7 +135,9 @@ BAD = [
     BAD,
     ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)],
 )
-def test_bad_streams_are_caught(name: str, options: dict[str, Any], kwargs: dict[str, Any], message: str, path: str) -> None:
+def test_bad_streams_are_caught(
+    name: str, options: dict[str, Any], kwargs: dict[str, Any], message: str, path: str
+) -> None:
     violations = list(check_stream_order(options, stream(name, **kwargs)))
     assert any(message in v.message and v.path.startswith(path) for v in violations), messages(violations)
     assert all(v.check == "stream_order" for v in violations)
