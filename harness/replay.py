@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import atexit
 import base64
+import contextlib
 import ipaddress
 import json
 import logging
@@ -59,7 +60,7 @@ FAULT_KEYS = frozenset(
 )
 DEFAULT_STREAM_ERROR: Mapping[str, Any] = {"type": "overloaded_error", "message": "Overloaded"}
 BIG_FILE_BYTES = 10 * 1024 * 1024 + 1  # over "10 MB" whichever way a doc counts it
-_MAX_DIAGNOSTICS = 1000
+_MAX_DIAGNOSTICS = 10000  # bounded memory for a long-running serve-upstream; entries carry `seq`
 
 # Anthropic's error type for a status (wire-reference §1.8), used for fault bodies given without one.
 _ANTHROPIC_ERROR_TYPES = {
@@ -400,6 +401,7 @@ class ReplayState:
         self._diagnostics: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
         self._fetches: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
         self._cassettes: dict[str, tuple[int, Cassette]] = {}
+        self._seq = 0
 
     def _cassette(self, name: str) -> Cassette:
         path = self.cassettes_dir / f"{name}.yaml"
@@ -477,8 +479,10 @@ class ReplayState:
 
     def diagnose(self, kind: str, message: str, path: str, body: bytes, **extra: Any) -> None:
         excerpt = redact_text(body[:240].decode("utf-8", errors="replace"))
-        entry = {"kind": kind, "message": message, "path": path, "excerpt": excerpt, "at": time.time(), **extra}
         with self._lock:
+            self._seq += 1
+            entry = {"seq": self._seq, "kind": kind, "message": message, "path": path, "excerpt": excerpt,
+                     "at": time.time(), **extra}
             self._diagnostics.append(entry)
 
     def diagnostics(self) -> list[dict[str, Any]]:
@@ -805,6 +809,7 @@ def _bind(host: str, port: int) -> socket.socket:
         if port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        sock.listen(128)  # accept (queue) connections as soon as the URL is known, before uvicorn starts
     except OSError:
         sock.close()
         raise
@@ -899,6 +904,7 @@ class ReplayServer:
             server.force_exit = True
             thread.join(timeout)
         self._server = self._thread = None
+        self._port = None
         atexit.unregister(self.stop)
 
     def __enter__(self) -> ReplayServer:
@@ -952,11 +958,15 @@ def serve_upstream_main(argv: list[str] | None = None) -> int:
     print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")
     print(f"  OpenAI-compatible upstream base URL:          {url}/v1")
     print(f"  image fixtures (${{images_url}}):              {url}/__gc/files")
+    print(f"  then: pytest --gateway-url <your gateway's OpenAI base URL> --replay-url {url}")
     print("Ctrl-C to stop.", flush=True)
     server = uvicorn.Server(
         _config(build_app(state), log_level="info", access_log=True, log_config=uvicorn.config.LOGGING_CONFIG)
     )
-    server.run(sockets=[sock])
+    # uvicorn re-raises the Ctrl-C it already handled gracefully; that is the normal way out.
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    print("replay upstream stopped.")
     return 0
 
 
