@@ -141,6 +141,11 @@ def redact_text(text: str) -> str:
     return text
 
 
+def has_secret_text(text: str) -> bool:
+    """True when `text` (a whole cassette file, a body) holds a substring `redact_text` would replace."""
+    return any(p.search(text) for p in _SECRET_PATTERNS)
+
+
 def scrub_headers(headers: Mapping[str, Iterable[str]], *, drop: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
     """Lower-cased headers with credentials replaced by placeholders and `drop` names removed."""
     dropped = {d.lower() for d in drop}
