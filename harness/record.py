@@ -270,7 +270,7 @@ def diff_cassettes(old: Cassette, new: Cassette) -> list[str]:
     lines = []
     if len(old.interactions) != len(new.interactions):
         lines.append(f"interactions {len(old.interactions)} → {len(new.interactions)}")
-    for i, (a, b) in enumerate(zip(old.interactions, new.interactions)):
+    for i, (a, b) in enumerate(zip(old.interactions, new.interactions, strict=False)):
         label = f"#{i} ({'stream' if a.request.stream else 'non-stream'})"
         lines.extend(f"{label}: {line}" for line in diff_summaries(summarize(a), summarize(b)))
     return lines
@@ -286,12 +286,16 @@ def _redact_credential(key: str, value: str, request: Any) -> str:
 
 
 def _keep_request_headers(request: Any) -> Any:
-    request.headers = {k: v for k, v in request.headers.items() if k.lower() in KEPT_REQUEST_HEADERS | CREDENTIAL_HEADERS}
+    request.headers = {
+        k: v for k, v in request.headers.items() if k.lower() in KEPT_REQUEST_HEADERS | CREDENTIAL_HEADERS
+    }
     return request
 
 
 def _scrub_response_headers(response: dict[str, Any]) -> dict[str, Any]:
-    response["headers"] = {k: v for k, v in response["headers"].items() if k.lower() not in DROPPED_RESPONSE_HEADERS}
+    response["headers"] = {
+        k: v for k, v in response["headers"].items() if k.lower() not in DROPPED_RESPONSE_HEADERS
+    }
     return response
 
 
@@ -312,7 +316,8 @@ class Failure:
         where = f" at interaction #{self.interaction}" if self.interaction is not None else ""
         status = f" HTTP {self.status}" if self.status is not None else ""
         kind = f" {self.error_type}" if self.error_type else ""
-        return f"FAILED{where}:{status}{kind}: {self.message}"
+        message = f": {self.message}" if self.message else ""
+        return f"FAILED{where}:{status}{kind}{message}"
 
 
 def _clean(message: str, key: str) -> str:
@@ -331,7 +336,9 @@ def _send_all(old: Cassette, client: Any, key: str) -> Failure | None:
             return Failure(i, None, None, "the recorded request body is not a JSON object")
         if endpoint_kind(it.request.path) != "anthropic.messages":
             return Failure(i, None, None, f"not an Anthropic Messages request: {it.request.path}")
-        headers = {h: it.request.headers[h][0] for h in FORWARDED_REQUEST_HEADERS if it.request.headers.get(h)}
+        headers = {
+            h: it.request.headers[h][0] for h in FORWARDED_REQUEST_HEADERS if it.request.headers.get(h)
+        }
         try:
             # cast_to=httpx2.Response: the SDK returns the raw response without parsing, so SSE and JSON are
             # read whole and vcrpy stores the exact wire bytes; `stream` stays as recorded in the body.
@@ -343,7 +350,9 @@ def _send_all(old: Cassette, client: Any, key: str) -> Failure | None:
     return None
 
 
-def record_scenario(old: Cassette, *, base_url: str, key: str, workdir: Path, today: str) -> Cassette | Failure:
+def record_scenario(
+    old: Cassette, *, base_url: str, key: str, workdir: Path, today: str
+) -> Cassette | Failure:
     """Record `old`'s requests against the provider; the result is scrubbed and stamped, not yet written."""
     import anthropic
     import vcr
@@ -358,17 +367,22 @@ def record_scenario(old: Cassette, *, base_url: str, key: str, workdir: Path, to
         filter_sensitive_data={KEY_PLACEHOLDER: key},
     )
     tmp = workdir / f"{old.path.stem}.vcr.yaml"
-    with anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0) as client:
-        with recorder.use_cassette(str(tmp)):
-            failure = _send_all(old, client, key)
+    with (
+        anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0) as client,
+        recorder.use_cassette(str(tmp)),
+    ):
+        failure = _send_all(old, client, key)
     if failure is not None:
         return failure
     if not tmp.is_file():
         return Failure(None, None, None, "vcrpy recorded nothing (is the SDK's transport patched?)")
     try:
-        return _to_cassette(tmp, old, today)
+        new = _to_cassette(tmp, old, today)
     except CassetteError as exc:
         return Failure(None, None, None, f"recording refused: {exc.problem}")
+    # A transient fault (a mid-stream `event: error` after HTTP 200) must not become the scenario's answer.
+    fault = fault_reason(new)
+    return Failure(None, None, "fault", f"the provider answered with a fault: {fault}") if fault else new
 
 
 def _to_cassette(tmp: Path, old: Cassette, today: str) -> Cassette:
@@ -385,14 +399,15 @@ def _to_cassette(tmp: Path, old: Cassette, today: str) -> Cassette:
     interactions = tuple(scrub(it) for it in parsed.interactions)
     versions = [v for it in interactions for v in it.request.headers.get("anthropic-version", ())]
     models = [m for it in interactions if (m := summarize(it).model)]
-    request_models = [it.request.json.get("model") for it in interactions if isinstance(it.request.json, dict)]
+    bodies = [it.request.json for it in interactions if isinstance(it.request.json, dict)]
+    asked = [m for body in bodies if isinstance(m := body.get("model"), str)]
     provenance = Provenance(
         origin="recorded",
         date=today,
         provider=old.metadata.provider,
         api_version=versions[0] if versions else None,
         # The model the provider says answered; the requested one only when no answer names it.
-        model=(models or [m for m in request_models if isinstance(m, str)] or [None])[0],
+        model=next(iter([*models, *asked]), None),
         description=old.metadata.description,
     )
     return replace(parsed, metadata=provenance, interactions=interactions)
@@ -434,8 +449,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Regenerate cassettes against a live provider and show what changed.",
     )
     p.add_argument("--provider", required=True, help="the provider to record from (anthropic)")
-    p.add_argument("--scenario", action="append", default=[], metavar="GLOB",
-                   help="only cassettes whose name matches (repeatable; default: all)")
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only cassettes whose name matches (repeatable; default: all)",
+    )
     p.add_argument("--base-url", help="the provider's API base URL (default: its public API)")
     p.add_argument("--cassettes-dir", type=Path, help="the cassettes folder (default: the suite's own)")
     p.add_argument("--dry-run", action="store_true", help="record and show the diff, but write nothing")
@@ -453,7 +473,9 @@ def _select(folder: Path, globs: Sequence[str]) -> list[Path]:
     files = sorted(folder.glob("*.yaml"))
     if not globs:
         return files
-    return [f for f in files if any(fnmatch.fnmatchcase(f.stem, g) for g in globs)]
+    # `text-*` and `anthropic/text-*` both select anthropic/text-basic.
+    names = {f: (f.stem, f"{folder.name}/{f.stem}") for f in files}
+    return [f for f in files if any(fnmatch.fnmatchcase(n, g) for n in names[f] for g in globs)]
 
 
 def main(argv: list[str]) -> int:
@@ -471,7 +493,9 @@ def main(argv: list[str]) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     provider: str = args.provider
     if provider not in SUPPORTED_PROVIDERS:
-        raise ConfigError(f"provider {provider!r} is not supported yet (supported: {', '.join(SUPPORTED_PROVIDERS)})")
+        raise ConfigError(
+            f"provider {provider!r} is not supported yet (supported: {', '.join(SUPPORTED_PROVIDERS)})"
+        )
     key = os.environ.get(KEY_ENV[provider], "").strip()
     if not key:
         raise ConfigError(f"{KEY_ENV[provider]} is not set: export the {provider} API key to record with")
@@ -513,8 +537,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             verb = "would replace" if args.dry_run else "replaced"
             meta = result.metadata
-            print(f"{name}: recorded {len(result.interactions)} interaction(s), model {meta.model}, "
-                  f"anthropic-version {meta.api_version}; {verb} {path}", file=out)
+            print(
+                f"{name}: recorded {len(result.interactions)} interaction(s), model {meta.model}, "
+                f"anthropic-version {meta.api_version}; {verb} {path}",
+                file=out,
+            )
             changes = diff_cassettes(old, result)
             for line in changes or ["no semantic change"]:
                 print(f"  {line}", file=out)

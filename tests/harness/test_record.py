@@ -28,8 +28,16 @@ from tests.harness.tiny_gateways import serve
 FAKE_KEY = "sk-" + "ant-" + "fake0000" * 4
 SOURCE = paths.cassettes_dir() / "anthropic"
 SCENARIOS = ("text-basic", "error-529", "stream-error-overloaded")
-SSE_NAMES = ["message_start", "content_block_start", "ping", "content_block_delta", "content_block_delta",
-             "content_block_stop", "message_delta", "message_stop"]
+SSE_NAMES = [
+    "message_start",
+    "content_block_start",
+    "ping",
+    "content_block_delta",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+]
 
 
 @dataclass
@@ -39,13 +47,19 @@ class FakeProvider:
     stop_reason: str = "end_turn"
     fail_status: int | None = None
     echo_key: bool = False  # a misbehaving provider that reflects the credential in a response header
+    overloaded_mid_stream: bool = False  # a transient `event: error` after HTTP 200
     seen: list[tuple[dict[str, str], Any]] = field(default_factory=list)
 
 
 def _usage() -> dict[str, Any]:
-    return {"input_tokens": 27, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
-            "output_tokens": 20, "service_tier": "standard"}
+    return {
+        "input_tokens": 27,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": 20,
+        "service_tier": "standard",
+    }
 
 
 def make_provider(fake: FakeProvider) -> Starlette:
@@ -54,19 +68,37 @@ def make_provider(fake: FakeProvider) -> Starlette:
         body = await request.json()
         fake.seen.append((headers, body))
         if "authorization" not in headers and "x-api-key" not in headers:
-            return JSONResponse({"type": "error", "error": {"type": "authentication_error", "message": "no key"}}, 401)
+            return JSONResponse(
+                {"type": "error", "error": {"type": "authentication_error", "message": "no key"}}, 401
+            )
         # Fresh ids on every answer: the diff must not report them.
         rid, mid = f"req_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}"
-        extra = {"request-id": rid, "anthropic-ratelimit-requests-remaining": str(len(fake.seen)),
-                 "set-cookie": "session=abc; Secure", "anthropic-organization-id": "org-0000", "retry-after": "0"}
+        extra = {
+            "request-id": rid,
+            "anthropic-ratelimit-requests-remaining": str(len(fake.seen)),
+            "set-cookie": "session=abc; Secure",
+            "anthropic-organization-id": "org-0000",
+            "retry-after": "0",
+        }
         if fake.echo_key:
             extra["x-debug-auth"] = headers.get("authorization", "")
         if fake.fail_status is not None:
-            error = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+            error = {
+                "type": "error",
+                "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+            }
             return JSONResponse(error, fake.fail_status, headers=extra)
-        message = {"id": mid, "type": "message", "role": "assistant", "model": body["model"],
-                   "content": [{"type": "text", "text": "Cached prefixes are reused."}],
-                   "stop_reason": fake.stop_reason, "stop_sequence": None, "stop_details": None, "usage": _usage()}
+        message = {
+            "id": mid,
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [{"type": "text", "text": "Cached prefixes are reused."}],
+            "stop_reason": fake.stop_reason,
+            "stop_sequence": None,
+            "stop_details": None,
+            "usage": _usage(),
+        }
         if not body.get("stream"):
             return JSONResponse(message, headers=extra)
 
@@ -75,28 +107,59 @@ def make_provider(fake: FakeProvider) -> Starlette:
             start = {**message, "content": [], "stop_reason": None, "usage": start_usage}
             payloads = [
                 ("message_start", {"type": "message_start", "message": start}),
-                ("content_block_start", {"type": "content_block_start", "index": 0,
-                                         "content_block": {"type": "text", "text": ""}}),
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
                 ("ping", {"type": "ping"}),
-                ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                         "delta": {"type": "text_delta", "text": "Cached prefixes"}}),
-                ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                         "delta": {"type": "text_delta", "text": " are reused."}}),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": "Cached prefixes"},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": " are reused."},
+                    },
+                ),
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                ("message_delta", {"type": "message_delta",
-                                   "delta": {"stop_reason": fake.stop_reason, "stop_sequence": None},
-                                   "usage": {k: v for k, v in _usage().items() if k.endswith("tokens")}}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": fake.stop_reason, "stop_sequence": None},
+                        "usage": {k: v for k, v in _usage().items() if k.endswith("tokens")},
+                    },
+                ),
                 ("message_stop", {"type": "message_stop"}),
             ]
+            if fake.overloaded_mid_stream:
+                error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+                payloads[4:] = [("error", error)]
             for name, data in payloads:  # one event per chunk, as the API streams
                 yield f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
-        return StreamingResponse(events(), media_type="text/event-stream; charset=utf-8",
-                                 headers={**extra, "cache-control": "no-cache"})
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream; charset=utf-8",
+            headers={**extra, "cache-control": "no-cache"},
+        )
 
     # gzip like the real API, so the test proves bodies are stored decoded (GZip skips text/event-stream).
-    return Starlette(routes=[Route("/v1/messages", messages, methods=["POST"])],
-                     middleware=[Middleware(GZipMiddleware, minimum_size=0)])
+    return Starlette(
+        routes=[Route("/v1/messages", messages, methods=["POST"])],
+        middleware=[Middleware(GZipMiddleware, minimum_size=0)],
+    )
 
 
 @pytest.fixture
@@ -129,7 +192,7 @@ def test_records_json_and_sse_scrubbed_with_provenance(
 ) -> None:
     fake, url = provider
     fake.echo_key = True
-    assert _record(cassettes, url, "--scenario", "text-*") == 0
+    assert _record(cassettes, url, "--scenario", "anthropic/text-*") == 0
     out = capsys.readouterr().out
 
     path = cassettes / "anthropic" / "text-basic.yaml"
@@ -144,7 +207,10 @@ def test_records_json_and_sse_scrubbed_with_provenance(
 
     # The provider saw the recorded requests, in order, with the key; the cassette holds none of it.
     assert [body["stream"] for _, body in fake.seen] == [False, True]
-    assert fake.seen[0][1]["messages"] == load_cassette(SOURCE / "text-basic.yaml").interactions[0].request.json["messages"]
+    assert (
+        fake.seen[0][1]["messages"]
+        == load_cassette(SOURCE / "text-basic.yaml").interactions[0].request.json["messages"]
+    )
     for it in new.interactions:
         assert it.request.headers.get("authorization") == ("Bearer <REDACTED>",)
         assert "x-api-key" not in it.request.headers
@@ -172,7 +238,9 @@ def test_diff_reports_changed_stop_reason_and_ignores_ids(
     assert "#0 (non-stream): stop_reason end_turn → max_tokens" in out
     assert "#1 (stream): stop_reason end_turn → max_tokens" in out
     diff = [line for line in out.splitlines() if line.startswith("  ")]
-    assert len(diff) == 2, out  # ids, request ids, rate limits, text and delta counts all changed: not reported
+    assert len(diff) == 2, (
+        out
+    )  # ids, request ids, rate limits, text and delta counts all changed: not reported
     assert not any(marker in out for marker in ("msg_", "req_", "toolu_"))
 
 
@@ -228,6 +296,19 @@ def test_provider_error_fails_the_scenario_and_keeps_the_old_cassette(
     assert FAKE_KEY not in out
 
 
+def test_a_transient_mid_stream_error_is_not_recorded(
+    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake, url = provider
+    fake.overloaded_mid_stream = True
+    path = cassettes / "anthropic" / "text-basic.yaml"
+    before = path.read_bytes()
+    assert _record(cassettes, url, "--scenario", "text-basic") == 1
+    out = capsys.readouterr().out
+    assert "FAILED: fault: the provider answered with a fault: interaction #1 ends in a mid-stream" in out
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     ("argv", "env", "message"),
     [
@@ -239,8 +320,12 @@ def test_provider_error_fails_the_scenario_and_keeps_the_old_cassette(
     ids=["no-key", "unsupported-provider", "no-scenario-matches", "no-provider"],
 )
 def test_configuration_errors_exit_3(
-    argv: list[str], env: str | None, message: str, cassettes: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    env: str | None,
+    message: str,
+    cassettes: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if env is None:
         monkeypatch.delenv("ANTHROPIC_API_KEY")
@@ -267,6 +352,7 @@ def _json_edit(change: Any) -> Any:
         data = json.loads(body)
         change(data)
         return json.dumps(data).encode()
+
     return edit
 
 
@@ -275,18 +361,43 @@ def _json_edit(change: Any) -> Any:
     [
         (0, _json_edit(lambda d: d.update(id="msg_other")), []),
         (0, _json_edit(lambda d: d["usage"].update(output_tokens=999)), []),
-        (0, _json_edit(lambda d: d["usage"].setdefault("output_tokens_details", {"thinking_tokens": 0})),
-         ["#0 (non-stream): usage fields appeared: output_tokens_details, output_tokens_details.thinking_tokens"]),
-        (0, _json_edit(lambda d: d["usage"].pop("service_tier")),
-         ["#0 (non-stream): usage fields disappeared: service_tier"]),
-        (0, _json_edit(lambda d: d["content"].insert(0, {"type": "thinking", "thinking": "", "signature": "x"})),
-         ["#0 (non-stream): content blocks [text] → [thinking, text]"]),
-        (1, lambda b: b.replace(b"event: ping\ndata: {\"type\": \"ping\"}\n\n", b""),
-         ["#1 (stream): SSE events [message_start, content_block_start, ping, content_block_delta*, content_block_stop, "
-          "message_delta, message_stop] → [message_start, content_block_start, content_block_delta*, "
-          "content_block_stop, message_delta, message_stop]"]),
+        (
+            0,
+            _json_edit(lambda d: d["usage"].setdefault("output_tokens_details", {"thinking_tokens": 0})),
+            [
+                "#0 (non-stream): usage fields appeared: output_tokens_details, output_tokens_details.thinking_tokens"
+            ],
+        ),
+        (
+            0,
+            _json_edit(lambda d: d["usage"].pop("service_tier")),
+            ["#0 (non-stream): usage fields disappeared: service_tier"],
+        ),
+        (
+            0,
+            _json_edit(
+                lambda d: d["content"].insert(0, {"type": "thinking", "thinking": "", "signature": "x"})
+            ),
+            ["#0 (non-stream): content blocks [text] → [thinking, text]"],
+        ),
+        (
+            1,
+            lambda b: b.replace(b'event: ping\ndata: {"type": "ping"}\n\n', b""),
+            [
+                "#1 (stream): SSE events [message_start, content_block_start, ping, content_block_delta*, content_block_stop, "
+                "message_delta, message_stop] → [message_start, content_block_start, content_block_delta*, "
+                "content_block_stop, message_delta, message_stop]"
+            ],
+        ),
     ],
-    ids=["id-ignored", "token-count-ignored", "usage-field-appeared", "usage-field-gone", "block-order", "sse-events"],
+    ids=[
+        "id-ignored",
+        "token-count-ignored",
+        "usage-field-appeared",
+        "usage-field-gone",
+        "block-order",
+        "sse-events",
+    ],
 )
 def test_semantic_diff(index: int, edit: Any, expected: list[str]) -> None:
     old, new = _with_body(index, edit)
