@@ -1,0 +1,154 @@
+"""The coverage ledgers (specs/coverage/<profile>.yaml) against their docs and the rule catalogs.
+
+Every quote of a ledger and every rule's `source.quote` must occur verbatim in the doc it cites; every rule id
+in a ledger must exist; every rule of a profile must appear in that profile's ledger. The docs live in the
+sibling `shared/` folder of the checkout (or `GC_SHARED_DIR`); without them the doc checks are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from harness.spec import load_rule_file, rule_files
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ROOT / "specs"
+LEDGERS = sorted((SPECS / "coverage").glob("*.yaml"))
+
+
+def shared_dir() -> Path | None:
+    candidates = [Path(__file__).resolve().parents[2].parent / "shared"]
+    if os.environ.get("GC_SHARED_DIR"):
+        candidates.insert(0, Path(os.environ["GC_SHARED_DIR"]))
+    for candidate in candidates:
+        if (candidate / "docs").is_dir():
+            return candidate / "docs"
+    return None
+
+
+DOCS = shared_dir()
+needs_docs = pytest.mark.skipif(
+    DOCS is None,
+    reason="the gateway docs are not here: put the `shared/` folder next to the checkout or set GC_SHARED_DIR",
+)
+
+
+@cache
+def doc_text(name: str) -> str:
+    assert DOCS is not None
+    path = DOCS / f"{name}.md"
+    assert path.is_file(), f"{path} does not exist"
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def ledger(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@cache
+def catalog(profile: str) -> dict[str, object]:
+    """Rule id → rule, for every rule file of a profile."""
+    rules = {}
+    for path in rule_files(SPECS / profile):
+        for rule in load_rule_file(path).rules:
+            rules[rule.id] = rule
+    return rules
+
+
+def all_profiles() -> list[str]:
+    return sorted(p.parent.name for p in SPECS.glob("*/profile.yaml"))
+
+
+def rules_with_quotes() -> list[object]:
+    return [rule for profile in all_profiles() for rule in catalog(profile).values()]
+
+
+def test_there_is_a_ledger_for_ezat() -> None:
+    assert (SPECS / "coverage" / "ezat.yaml").is_file()
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_validates_against_its_schema(path: Path) -> None:
+    schema = json.loads((SPECS / "schema" / "coverage.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(ledger(path)), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors)
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_profile_and_doc_match_the_profile(path: Path) -> None:
+    data = ledger(path)
+    assert data["profile"] == path.stem
+    profile = yaml.safe_load((SPECS / path.stem / "profile.yaml").read_text(encoding="utf-8"))
+    assert data["doc"] == profile["doc"]
+
+
+@needs_docs
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_every_ledger_quote_occurs_in_the_doc(path: Path) -> None:
+    data = ledger(path)
+    text = doc_text(data["doc"])
+    missing = [s["quote"] for s in data["sentences"] if s["quote"] not in text]
+    assert not missing, "quotes not found verbatim in the doc:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_every_ledger_rule_id_exists(path: Path) -> None:
+    data = ledger(path)
+    known = catalog(data["profile"])
+    unknown = sorted({r for s in data["sentences"] for r in s.get("rules", ()) if r not in known})
+    assert not unknown, f"rule ids in the ledger that no rule file defines: {unknown}"
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_every_rule_appears_in_the_ledger(path: Path) -> None:
+    data = ledger(path)
+    listed = {r for s in data["sentences"] for r in s.get("rules", ())}
+    unlisted = sorted(set(catalog(data["profile"])) - listed)
+    assert not unlisted, f"rules that no ledger sentence maps to: {unlisted}"
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_quotes_are_unique(path: Path) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for s in ledger(path)["sentences"]:
+        key = (s["section"], s["quote"])
+        seen[key] = seen.get(key, 0) + 1
+    assert not [k for k, n in seen.items() if n > 1]
+
+
+@needs_docs
+@pytest.mark.parametrize("rule", rules_with_quotes(), ids=lambda r: r.id)
+def test_rule_quote_occurs_in_its_doc(rule) -> None:  # type: ignore[no-untyped-def]
+    assert rule.source.quote in doc_text(rule.source.doc), f"{rule.file}:{rule.line}: quote not in the doc"
+
+
+@needs_docs
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_sections_are_doc_headings(path: Path) -> None:
+    data = ledger(path)
+    headings = {line.lstrip("#").strip() for line in doc_text(data["doc"]).splitlines() if line.startswith("## ")}
+    unknown = sorted({s["section"] for s in data["sentences"]} - headings)
+    assert not unknown, f"sections that are not `##` headings of the doc: {unknown}"
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_totals(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ledger(path)
+    sentences = data["sentences"]
+    mapped = sum(1 for s in sentences if "rules" in s)
+    excluded = sum(1 for s in sentences if "excluded" in s)
+    assert mapped + excluded == len(sentences)
+    with capsys.disabled():
+        print(
+            f"\n{path.stem}: {len(sentences)} sentences, {mapped} mapped, {excluded} excluded, "
+            f"{len(catalog(data['profile']))} rules"
+        )
