@@ -139,7 +139,7 @@ def compare(client: Any, upstream: Any, path: Path, into_client: Marks, into_ups
             for i, (c, u) in enumerate(zip(client, upstream, strict=True)):
                 compare(c, u, (*path, i), into_client, into_upstream)
     elif client != upstream or type(client) is not type(upstream):
-        into_upstream.changed[path] = short_json(client, 120)
+        into_upstream.changed[path] = short_json(json.dumps(client, ensure_ascii=False), 120)
 
 
 def _matches(path: Path, pattern: Path) -> bool:
@@ -208,14 +208,15 @@ def json_html(value: Any, marks: Marks) -> str:
         cls = inherited or cls
         pad = "  " * indent
         head = f'{pad}<span class="k">{esc(json.dumps(key, ensure_ascii=False))}</span>: ' if key else pad
-        note = ""
+        note, first_cls, first_title = "", cls, title
         if path in missing:
+            # Only this line: what is missing is not its children's fault.
             note = f' <span class="note">← missing: {esc(", ".join(missing[path]))}</span>'
-            cls = cls or "hit"
-            title = title or "a violation names a path under here that is not in the document"
+            first_cls = cls or "hit"
+            first_title = title or "a violation names a path under here that is not in the document"
         if isinstance(node, (dict, list)) and node:
             opening, closing = ("{", "}") if isinstance(node, dict) else ("[", "]")
-            out.append(_line(f"{head}{opening}{note}", cls, title))
+            out.append(_line(f"{head}{opening}{note}", first_cls, first_title))
             items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
             for i, (k, child) in enumerate(items):
                 walk(child, (*path, k), indent + 1, k if isinstance(node, dict) else "",
@@ -223,7 +224,7 @@ def json_html(value: Any, marks: Marks) -> str:
             out.append(_line(f"{pad}{closing}{comma}", cls, title))
         else:
             scalar = esc(json.dumps(node, ensure_ascii=False))
-            out.append(_line(f'{head}<span class="v">{scalar}</span>{comma}{note}', cls, title))
+            out.append(_line(f'{head}<span class="v">{scalar}</span>{comma}{note}', first_cls, first_title))
 
     walk(value, (), 0, "", "", "hit" if () in present else "")
     return "".join(out)
