@@ -220,11 +220,14 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SessionState(target=target, profile=profile, rule_patterns=list(opt.rule),
                          rerun_base=_rerun_base(config), replay_server=server, expectations=expectations)
     if replay_url and not _is_worker(config):
+        probe = ReplayClient(replay_url)
         try:
-            ReplayClient(replay_url).health()
+            probe.health()
         except ReplayError as exc:
             state.close()
             raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
+        finally:
+            probe.close()
     config.stash[STATE_KEY] = state
     # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
     if config.args_source != pytest.Config.ArgsSource.ARGS:
