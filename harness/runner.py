@@ -358,10 +358,11 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
 
 
 def _diagnostic_count(replay: ReplayClient | None) -> int:
+    """The sequence number of the newest replay diagnostic (entries carry a growing `seq`)."""
     if replay is None:
         return 0
     try:
-        return len(replay.diagnostics())
+        return max((int(d.get("seq", 0)) for d in replay.diagnostics()), default=0)
     except ReplayError:
         return 0
 
@@ -370,7 +371,7 @@ def _new_diagnostics(replay: ReplayClient | None, before: int) -> tuple[Mapping[
     if replay is None:
         return ()
     try:
-        return tuple(replay.diagnostics()[before:])
+        return tuple(d for d in replay.diagnostics() if int(d.get("seq", 0)) > before)
     except ReplayError:
         return ()
 
