@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -49,12 +50,18 @@ class Upstream:
         headers = {"anthropic-version": settings.anthropic_version, "content-type": "application/json"}
         if settings.api_key:
             headers["x-api-key"] = settings.api_key
+        if transport is None:
+            # TCP_NODELAY: httpx writes the headers and the body separately; with Nagle's algorithm the body
+            # would wait for the peer's delayed ACK (~40 ms on Linux) on every call.
+            transport = httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(max_connections=settings.max_connections, max_keepalive_connections=50),
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+            )
         self._client = httpx.AsyncClient(
             base_url=settings.base_url.rstrip("/"),
             headers=headers,
             transport=transport,
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
-            limits=httpx.Limits(max_connections=settings.max_connections, max_keepalive_connections=50),
             trust_env=False,
         )
 
