@@ -76,6 +76,12 @@ rules:
 """
 
 
+@pytest.fixture(autouse=True)
+def _inner_ini(pytester: pytest.Pytester) -> None:
+    # Inner runs may happen inside an xdist worker, where pytest-benchmark (if installed) warns.
+    pytester.makeini("[pytest]\naddopts = -p no:benchmark\n")
+
+
 @pytest.fixture(scope="module")
 def replay() -> Iterator[ReplayServer]:
     with ReplayServer(CASSETTES) as server:
