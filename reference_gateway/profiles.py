@@ -142,6 +142,17 @@ _EZAT_EFFORTS: dict[str, Effort] = {
     "max": Effort("max", thinking=True),
 }
 
+# Readings where the EZAT doc is silent (the conformance rules assume the same):
+# - refusals are 400 invalid_request_error, code null, `param` = the field path the message starts with;
+#   `reasoning_effort: xhigh` on a model without it and a forced tool choice on a model that refuses it are
+#   refusals too (messages below); all are raised before any upstream call, also for `stream: true`.
+# - pause_turn → stop (the turn ended without hitting a limit or calling a client tool).
+# - system and developer texts are joined with a blank line into one system text block (a client's
+#   cache_control on a system part ends a block, so that breakpoint stays where the client put it).
+# - prompt_cache_key / x-ezat-session only choose a deployment; with one upstream they select nothing and are
+#   never sent upstream. A key over 256 characters is a 400.
+# - an upstream 401 means the gateway's own key was refused: 500 server_error, never the client's 401.
+# - a model without effort levels (claude-haiku-3-5) accepts reasoning_effort none/minimal and sends nothing.
 EZAT = Profile(
     name="ezat",
     fields=MappingProxyType({**{name: FORWARD for name in _TRANSLATED}, **_EZAT_REFUSED}),

@@ -118,7 +118,9 @@ class Upstream:
         try:
             response = await self._client.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise timeout(self._settings.connect_timeout) from exc
+            raise GatewayError(
+                504, "The upstream provider did not start the stream in time.", type="server_error", code="timeout"
+            ) from exc
         except httpx.HTTPError as exc:
             raise server_error("Could not reach the upstream provider.") from exc
         try:
