@@ -139,7 +139,7 @@ def summarize(documents: Sequence[dict[str, Any]]) -> str:
         for result in doc["results"]:
             counts = areas.setdefault(result["area"], {})
             counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
-        rows = sorted(areas.items()) + [("(all)", doc["totals"])]
+        rows = [*sorted(areas.items()), ("(all)", doc["totals"])]
         for area, c in rows:
             lines.append(f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
                          f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6}")
@@ -286,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 DELEGATED = {
     "serve-upstream": ("harness.replay:serve_upstream_main", "run the replay upstream standalone for any gateway"),
     "record": ("harness.record:main", "regenerate cassettes against a live provider"),
-    "matrix": ("harness.matrix:main", "rule × gateway compatibility matrix across profiles"),
+    "matrix": ("harness.matrix:main", "rule-by-gateway compatibility matrix across profiles"),
     "report": ("harness.report:main", "render reports (HTML certificate, Markdown, badge) from results files"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
 }

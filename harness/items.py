@@ -15,7 +15,7 @@ from harness.spec import Rule, SpecError, load_rule_file
 if TYPE_CHECKING:
     from harness.plugin import SessionState
 
-OUTCOME_KEY = pytest.StashKey["Outcome"]()
+OUTCOME_KEY = pytest.StashKey[Outcome]()
 STATE_KEY = pytest.StashKey["SessionState"]()
 FINAL_KEY = pytest.StashKey[tuple[str, Any]]()
 
@@ -44,7 +44,7 @@ class SpecFile(pytest.File):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, SpecError):
             return f"invalid rule file: {excinfo.value}"
-        return str(super().repr_failure(excinfo, style=style))
+        return str(super().repr_failure(excinfo))
 
 
 class RuleItem(pytest.Item):

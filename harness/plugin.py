@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 import pytest
 
 if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active

@@ -24,7 +24,7 @@ from harness import __version__
 from harness.checks import Violation, run_checks
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.replay_client import ReplayClient, ReplayError
-from harness.spec.model import ROLE_RE, RESERVED, Rule
+from harness.spec.model import RESERVED, ROLE_RE, Rule
 
 OutcomeName = Literal["PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR"]
 OUTCOMES: tuple[OutcomeName, ...] = ("PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR")

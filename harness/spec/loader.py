@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,16 @@ import jsonschema
 import yaml
 
 from harness.paths import schema_path, specs_dir
-from harness.spec.model import UPSTREAM_KEYS, Needs, Profile, RoleSpec, Rule, RuleFile, Source, placeholders_in
+from harness.spec.model import (
+    UPSTREAM_KEYS,
+    Needs,
+    Profile,
+    RoleSpec,
+    Rule,
+    RuleFile,
+    Source,
+    placeholders_in,
+)
 
 NON_RULE_FILES = frozenset({"profile.yaml"})
 
@@ -27,7 +36,7 @@ class SpecError(Exception):
         self.problem = problem
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
@@ -128,10 +137,9 @@ def load_rule_file(path: str | Path) -> RuleFile:
         seen[rule_id] = line
         src = merged["source"]
         doc = src.get("doc", file_source["doc"])
-        if not rule_id.startswith(path.parent.name + "/") and path.parent.name != "specs":
-            # Rules live under specs/<profile>/; the id's first segment is that profile.
-            if (path.parent / "profile.yaml").is_file():
-                raise SpecError(name, line, f"rule id {rule_id!r} must start with {path.parent.name + '/'!r}")
+        # Rules live under specs/<profile>/; the id's first segment is that profile.
+        if not rule_id.startswith(path.parent.name + "/") and (path.parent / "profile.yaml").is_file():
+            raise SpecError(name, line, f"rule id {rule_id!r} must start with {path.parent.name + '/'!r}")
         rules.append(
             Rule(
                 id=rule_id,

@@ -10,7 +10,7 @@ import httpcore  # noqa: F401  (httpx imports it lazily; see the note on harness
 import jsonschema
 import pytest
 
-import harness.items  # noqa: F401  (pytester's in-process runs restore sys.modules: keep one copy of
+import harness.items
 import harness.runner  # noqa: F401   the harness and httpx loaded, so exception classes stay the same objects)
 from harness.paths import schema_path
 from harness.replay import ReplayServer
