@@ -98,6 +98,16 @@ class _DropFilter(logging.Filter):
 _DROP_FILTER = _DropFilter()
 
 
+class _HungUpFilter(logging.Filter):
+    # asyncio warns when a transport keeps writing after its peer left. For a fake upstream that is the
+    # normal end of a gateway hanging up on a stream (client disconnects, size limits), not a problem.
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "socket.send() raised exception."
+
+
+_HUNG_UP_FILTER = _HungUpFilter()
+
+
 # ---------------------------------------------------------------------------------------------
 # Image fixtures (pure, built once)
 
@@ -820,6 +830,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _config(app: Starlette, *, log_level: str, access_log: bool, log_config: Any = None) -> uvicorn.Config:
     logging.getLogger("uvicorn.error").addFilter(_DROP_FILTER)
+    logging.getLogger("asyncio").addFilter(_HUNG_UP_FILTER)
     return uvicorn.Config(
         app,
         http="h11",  # the fault injection relies on h11's behaviour when the app aborts mid-body
