@@ -309,23 +309,45 @@ def _exchange_once(rule: Rule, variant: Mapping[str, Any], target: Target, clien
     finally:
         if replay is not None and marker is not None:
             replay.forget(marker)
+    key = target.gateway_key
     return Exchange(
         rule_id=rule.id,
         variant=dict(variant),
-        request=SentRequest(rendered.method, rendered.url, _redact(rendered.headers, target.gateway_key),
-                            rendered.body, rendered.json),
-        response=response,
-        upstream=upstream,
+        request=SentRequest(rendered.method, rendered.url, _redact(rendered.headers, key), rendered.body,
+                            rendered.json),
+        response=dataclasses.replace(response, headers=_redact(response.headers, key),
+                                     raw=_redact_bytes(response.raw, key)),
+        upstream=None if upstream is None else tuple(_redact_call(call, key) for call in upstream),
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
     )
 
 
+KEY_PLACEHOLDER = "<GATEWAY_KEY>"
+
+
 def _redact(headers: Mapping[str, str], key: str | None) -> dict[str, str]:
-    """Evidence never holds the user's gateway key (reports are shared)."""
+    """Evidence never holds the user's gateway key (reports are shared): it becomes `<GATEWAY_KEY>`.
+
+    Rules can still see a key that leaked upstream: `upstream_headers: {x-api-key: {excludes: "<GATEWAY_KEY>"}}`.
+    """
     if not key:
         return dict(headers)
-    return {name: value.replace(key, "<GATEWAY_KEY>") for name, value in headers.items()}
+    return {name: value.replace(key, KEY_PLACEHOLDER) for name, value in headers.items()}
+
+
+def _redact_bytes(data: bytes, key: str | None) -> bytes:
+    return data.replace(key.encode(), KEY_PLACEHOLDER.encode()) if key else data
+
+
+def _redact_call(call: UpstreamCall, key: str | None) -> UpstreamCall:
+    if not key:
+        return call
+    body = _redact_bytes(call.body, key)
+    parsed = call.json
+    if body != call.body and parsed is not None:
+        parsed = json.loads(body)
+    return dataclasses.replace(call, headers=_redact(call.headers, key), body=body, json=parsed)
 
 
 def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client,
@@ -341,7 +363,7 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
     try:
         exchange = _exchange_once(rule, variant, target, client, use_replay)
         expect = rule.expect_for(variant)
-        if expect.get("stream_matches_nonstream") and variant.get("stream") is True:
+        if expect.get("stream_matches_nonstream") and (variant.get("stream") is True or _body_streams(rule)):
             companion = _exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)
         violations = tuple(run_checks(expect, exchange))
@@ -355,6 +377,11 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
     diagnostics = _new_diagnostics(use_replay, before) if violations else ()
     return Outcome(rule.id, variant, _judge(rule, violations, target.strict), violations=violations,
                    exchange=exchange, duration=time.monotonic() - started, diagnostics=diagnostics)
+
+
+def _body_streams(rule: Rule) -> bool:
+    body = rule.request.get("body")
+    return isinstance(body, Mapping) and body.get("stream") is True
 
 
 def _diagnostic_count(replay: ReplayClient | None) -> int:

@@ -23,7 +23,7 @@ _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=Fals
 MATCHER_KEYS: Final = frozenset(
     {"equals", "not_equals", "absent", "exists", "matches", "type", "length", "contains", "one_of", "schema"}
 )
-_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches")
+_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches", "excludes")
 _LIMIT = 200
 
 
@@ -120,7 +120,15 @@ def match_values(
     if resolved.get("exists") is True and not any(v is not None for v in values):
         yield violation("exists", values[0] if values else None, "expected a non-null value, found none")
 
-    value_keys = [k for k in resolved if k not in ("absent", "exists")]
+    if "excludes" in resolved:
+        # Vacuously true when nothing matched: "no value here holds this text" (e.g. a leaked key).
+        needle = str(resolved["excludes"])
+        for value in values:
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if needle in text:
+                yield violation({"excludes": needle}, value, "holds text it must not hold")
+
+    value_keys = [k for k in resolved if k not in ("absent", "exists", "excludes")]
     if not value_keys:
         return
     if not values:

@@ -138,3 +138,18 @@ def test_rule_selected_by_id_or_alias() -> None:
     assert rule_selected(rule, ["ezat/x/*"])
     assert rule_selected(rule, ["ezat/old/y"])
     assert not rule_selected(rule, ["ezat/streaming/*"])
+
+
+def test_gateway_key_is_redacted_everywhere_in_evidence() -> None:
+    from harness.exchange import ReceivedResponse, UpstreamCall
+    from harness.runner import _redact, _redact_bytes, _redact_call
+
+    call = UpstreamCall("POST", "/v1/messages", {"x-api-key": "k-123"}, b'{"note": "k-123"}', {"note": "k-123"})
+    redacted = _redact_call(call, "k-123")
+    assert redacted.headers == {"x-api-key": "<GATEWAY_KEY>"}
+    assert redacted.json == {"note": "<GATEWAY_KEY>"}
+    assert b"k-123" not in redacted.body
+    assert _redact({"authorization": "Bearer k-123"}, "k-123") == {"authorization": "Bearer <GATEWAY_KEY>"}
+    assert _redact_bytes(b"echo k-123", "k-123") == b"echo <GATEWAY_KEY>"
+    assert _redact_call(call, None) is call
+    assert ReceivedResponse(200, {}, b"").raw == b""

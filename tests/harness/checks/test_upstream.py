@@ -26,6 +26,10 @@ TWO = exchange("json/completion_text.json", upstream=(call(LEAKY_BODY), call(GOO
 NONE = exchange("json/error.json", status=400, upstream=())
 LIVE = exchange("json/completion_text.json", upstream=None)
 GARBAGE = exchange("json/completion_text.json", upstream=(call(raw=b"\x00not json"),))
+LEAKED_KEY = exchange(
+    "json/completion_text.json",
+    upstream=(call(GOOD_BODY, headers={"x-api-key": "<GATEWAY_KEY>", "authorization": "Bearer <GATEWAY_KEY>"}),),
+)
 
 GOOD: list[tuple[str, str, Any, Exchange]] = [
     ("upstream_calls", "zero", 0, NONE),
@@ -41,6 +45,8 @@ GOOD: list[tuple[str, str, Any, Exchange]] = [
     ),
     ("upstream_headers", "present", {"Anthropic-Version": {"equals": "2026-10-21"}}, ONE),
     ("upstream_headers", "absent", {"x-api-key": {"absent": True}}, ONE),
+    ("upstream_headers", "excludes-when-absent", {"x-api-key": {"excludes": "<GATEWAY_KEY>"}}, ONE),
+    ("upstream", "excludes-in-body", [{"path": "$", "excludes": "<GATEWAY_KEY>"}], ONE),
     ("upstream_schema", "valid", "anthropic.messages.request", ONE),
 ]
 
@@ -75,6 +81,8 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ("upstream", "live", [{"path": "$.model", "exists": True}], LIVE, "not observed"),
     ("upstream_headers", "missing", {"x-request-id": {"exists": True}}, ONE, "expected a non-null value"),
     ("upstream_headers", "no-call", {"x-request-id": {"exists": True}}, NONE, "no upstream call"),
+    ("upstream_headers", "key-forwarded", {"authorization": {"excludes": "<GATEWAY_KEY>"}}, LEAKED_KEY,
+     "holds text it must not hold"),
     ("upstream_schema", "leaky", "anthropic.messages.request", TWO, "'n', 'stream_options' were unexpected"),
     (
         "upstream_schema",
