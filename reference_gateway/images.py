@@ -144,8 +144,11 @@ class ImageFetcher:
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            for task in tasks:
+            pending = [task for task in tasks if not task.done()]
+            for task in pending:
                 task.cancel()
+            # Let the cancellations land: a task that is only asked to stop has no result or exception yet.
+            await asyncio.gather(*pending, return_exceptions=True)
         results: dict[str, InlineImage] = {}
         for ref, task in zip(refs, tasks, strict=True):
             if task.cancelled():
