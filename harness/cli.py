@@ -54,6 +54,18 @@ class Run:
 # --- the embedded reference gateway --------------------------------------------------------------
 
 
+# What the embedded reference gateway is started with, per profile, declared to the rules as features:
+# it may fetch images from the harness's loopback file server; its lyrouter workspace has a Default Model.
+EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
+    "ezat": ("loopback-downloads",),
+    "lyrouter": ("loopback-downloads", "workspace-default-model"),
+}
+
+
+def embedded_features(profile: str) -> tuple[str, ...]:
+    return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
+
+
 @contextlib.contextmanager
 def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> Iterator[str]:
     """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
@@ -155,7 +167,7 @@ def exit_code(documents: Sequence[dict[str, Any]]) -> int:
     return EXIT_OK
 
 
-def _profiles_with_rules() -> list[str]:
+def profiles_with_rules() -> list[str]:
     from harness.paths import specs_dir
     from harness.spec import rule_files
     from harness.spec.loader import available_profiles
@@ -200,7 +212,7 @@ def certify(args: argparse.Namespace) -> int:
                   f"{'' if not replay_url else ' at ' + replay_url})", flush=True)
             documents.append(run_pytest(run, report_dir / run.profile, key, extra))
     else:
-        profiles = args.profile or _profiles_with_rules()
+        profiles = args.profile or profiles_with_rules()
         unknown = [p for p in profiles if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
@@ -213,7 +225,7 @@ def certify(args: argparse.Namespace) -> int:
             for profile in profiles:
                 with reference_gateway(profile, replay.url, key, report_dir / profile / "gateway.log") as url:
                     run = Run(profile=profile, gateway_url=url, description="reference gateway (embedded)",
-                              replay_url=replay.url, features=("loopback-downloads", *args.feature))
+                              replay_url=replay.url, features=(*embedded_features(profile), *args.feature))
                     print(f"certifying the embedded reference gateway against profile {profile} "
                           f"(replay upstream at {replay.url})", flush=True)
                     documents.append(run_pytest(run, report_dir / profile, key, extra))

@@ -233,15 +233,21 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
                replay_port: int | None = None, replay_url: str | None = None, workers: int | None = None
                ) -> list[Column]:
     """Run the catalogs (profiles with rules) against each gateway; by default the reference in each profile."""
-    from harness.cli import ConfigError, HarnessFailure, _profiles_with_rules, reference_gateway
+    from harness.cli import (
+        ConfigError,
+        HarnessFailure,
+        embedded_features,
+        profiles_with_rules,
+        reference_gateway,
+    )
     from harness.spec.loader import available_profiles
 
     # A profile without specs can still name a reference gateway mode (its column then says whether it started).
     selected = list(profiles or available_profiles())
-    catalogs = [p for p in _profiles_with_rules() if p in selected]
+    catalogs = [p for p in profiles_with_rules() if p in selected]
     if not catalogs:
         raise ConfigError(f"no selected profile has rules to run ({', '.join(selected)}; profiles with rules: "
-                          f"{', '.join(_profiles_with_rules()) or 'none'})")
+                          f"{', '.join(profiles_with_rules()) or 'none'})")
     gateways = dict(gateways or {})
     if gateways and replay_port is None and replay_url is None:
         raise ConfigError("--gateway needs the replay upstream at a known address: --replay-port P (point each "
@@ -257,7 +263,7 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
             try:
                 with reference_gateway(profile, upstream, ref_key, column_dir / "gateway.log") as url:
                     columns.append(_run_column(name, url, catalogs, column_dir, ref_key, upstream, extra,
-                                               ("loopback-downloads",)))
+                                               embedded_features(profile)))
             except HarnessFailure as exc:
                 # _run_column catches its own failures: what reaches here is the gateway failing to start.
                 lines = [line.strip() for line in str(exc).splitlines() if line.strip()]

@@ -80,7 +80,7 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(harness.cli, "reference_gateway", fake_reference)
     monkeypatch.setattr(harness.cli, "run_pytest", fake_run_pytest)
-    monkeypatch.setattr(harness.cli, "_profiles_with_rules", lambda: ["ezat"])
+    monkeypatch.setattr(harness.cli, "profiles_with_rules", lambda: ["ezat"])
     columns = run_matrix(tmp_path, ["ezat", "lyrouter"], rules=["ezat/refuse/*"])
     assert runs == [("http://127.0.0.1:9/ezat/v1", "ezat", ["--rule", "ezat/refuse/*"])]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
