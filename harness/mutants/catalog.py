@@ -1,0 +1,159 @@
+"""Mutants as data: `catalog.yaml` read into frozen `Mutant` values, every operation checked on load."""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from harness.mutants.ops import OpError, check_edit, check_stream_op, holds
+
+CATALOG = Path(__file__).with_name("catalog.yaml")
+Side = Literal["client", "upstream"]
+_KEYS = frozenset({"id", "side", "area", "profiles", "models", "title", "when", "request", "request_headers",
+                   "status", "headers", "json", "chunks", "answer", "stream", "replace", "error_as_stream",
+                   "features", "killed_by", "survives_because"})
+_WHEN_KEYS = frozenset({"request", "status", "stream", "request_json"})
+
+
+class CatalogError(Exception):
+    """The mutant catalog is malformed (a bad op, an unknown key, a duplicate id)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    side: Side
+    area: str
+    title: str
+    models: str  # the real bug it models: `owner/repo#N` from docs/real-gateway-bugs.md, or why it is plausible
+    profiles: tuple[str, ...] = ("ezat",)
+    when: Mapping[str, Any] | None = None  # gates the answer-side mutations of one exchange
+    request: tuple[Mapping[str, Any], ...] = ()  # edits of the request body on its way through
+    request_headers: Mapping[str, Any] | None = None
+    status: Mapping[Any, Any] | None = None
+    headers: Mapping[str, Any] | None = None
+    json: tuple[Mapping[str, Any], ...] = ()  # edits of a JSON answer (success or error)
+    chunks: tuple[Mapping[str, Any], ...] = ()  # edits of each SSE data payload
+    stream: tuple[Mapping[str, Any], ...] = ()  # stream ops, in order
+    replace: Mapping[str, Any] | None = None  # answer with this status and JSON body instead
+    error_as_stream: bool = False  # an HTTP error to a streaming request becomes a 200 SSE stream
+    features: tuple[str, ...] = ()  # harness features the rules that catch it need (e.g. slow)
+    killed_by: tuple[str, ...] = ()  # rules expected to kill it: tried first with --first-kill
+    survives_because: str | None = None
+
+    @property
+    def touches_answer(self) -> bool:
+        return bool(self.status or self.headers or self.json or self.chunks or self.stream or self.replace
+                    or self.error_as_stream)
+
+    @property
+    def touches_stream(self) -> bool:
+        return bool(self.chunks or self.stream)
+
+    def applies(self, client: Any, status: int | None, invalid_json: bool = False) -> bool:
+        """Whether the answer-side mutations apply to this exchange."""
+        when = self.when or {}
+        if when.get("request_json") == "invalid" and not invalid_json:
+            return False
+        if "status" in when and status not in when["status"]:
+            return False
+        if "request" in when and not holds(client, when["request"]):
+            return False
+        if "stream" in when and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]:
+            return False
+        return True
+
+
+def _edits(raw: Any, where: str) -> tuple[Mapping[str, Any], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise CatalogError(f"{where}: expected a list of edits")
+    for edit in raw:
+        try:
+            check_edit(edit)
+        except OpError as exc:
+            raise CatalogError(f"{where}: {exc}") from exc
+    return tuple(raw)
+
+
+def mutant_from(raw: Mapping[str, Any]) -> Mutant:
+    mid = str(raw.get("id", "?"))
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise CatalogError(f"mutant {mid}: unknown key(s) {', '.join(sorted(unknown))}")
+    for key in ("id", "side", "area", "title", "models"):
+        if not raw.get(key):
+            raise CatalogError(f"mutant {mid}: {key} is required")
+    if raw["side"] not in ("client", "upstream"):
+        raise CatalogError(f"mutant {mid}: side is client or upstream")
+    when = raw.get("when")
+    if when is not None and (not isinstance(when, Mapping) or set(when) - _WHEN_KEYS):
+        raise CatalogError(f"mutant {mid}: when takes {', '.join(sorted(_WHEN_KEYS))}")
+    answer = _edits(raw.get("answer"), f"{mid}.answer")
+    stream = tuple(raw.get("stream") or ())
+    for op in stream:
+        try:
+            check_stream_op(op)
+        except OpError as exc:
+            raise CatalogError(f"{mid}.stream: {exc}") from exc
+    mutant = Mutant(
+        id=mid,
+        side=raw["side"],
+        area=str(raw["area"]),
+        title=str(raw["title"]),
+        models=str(raw["models"]),
+        profiles=tuple(raw.get("profiles") or ("ezat",)),
+        when=when,
+        request=_edits(raw.get("request"), f"{mid}.request"),
+        request_headers=raw.get("request_headers"),
+        status=raw.get("status"),
+        headers=raw.get("headers"),
+        json=_edits(raw.get("json"), f"{mid}.json") + answer,
+        chunks=_edits(raw.get("chunks"), f"{mid}.chunks") + answer,
+        stream=stream,
+        replace=raw.get("replace"),
+        error_as_stream=bool(raw.get("error_as_stream", False)),
+        features=tuple(raw.get("features") or ()),
+        killed_by=tuple(raw.get("killed_by") or ()),
+        survives_because=raw.get("survives_because"),
+    )
+    if not (mutant.request or mutant.request_headers or mutant.touches_answer):
+        raise CatalogError(f"mutant {mid}: changes nothing")
+    return mutant
+
+
+@dataclass(frozen=True)
+class Catalog:
+    mutants: tuple[Mutant, ...]
+    unmutated: Mapping[str, str]  # rule id (glob) → why no mutant can make it fail
+
+
+def load_catalog(path: Path = CATALOG) -> Catalog:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, Mapping) or not isinstance(data.get("mutants"), list):
+        raise CatalogError(f"{path}: expected a mapping with a `mutants` list")
+    mutants = [mutant_from(m) for m in data["mutants"]]
+    seen: set[str] = set()
+    for m in mutants:
+        if m.id in seen:
+            raise CatalogError(f"duplicate mutant id {m.id}")
+        seen.add(m.id)
+    return Catalog(tuple(mutants), dict(data.get("unmutated") or {}))
+
+
+def select(mutants: Sequence[Mutant], profile: str, patterns: Sequence[str] = (), sample: int | None = None,
+           seed: int = 6, always: Sequence[str] = ()) -> list[Mutant]:
+    """Mutants of a profile matching the globs; `sample` picks N at random (fixed seed) plus `always`."""
+    chosen = [m for m in mutants if profile in m.profiles
+              and (not patterns or any(fnmatch.fnmatchcase(m.id, p) for p in patterns))]
+    if sample is not None and sample < len(chosen):
+        keep = {m.id for m in random.Random(seed).sample(chosen, sample)} | set(always)
+        chosen = [m for m in chosen if m.id in keep]
+    return chosen

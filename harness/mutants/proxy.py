@@ -1,0 +1,267 @@
+"""The mutating proxy: a loopback ASGI app that forwards to a target and rewrites one thing on the way.
+
+On the client side it sits between the harness and the gateway; on the upstream side between the
+gateway and the replay upstream. SSE answers are rewritten event by event as they pass; with no
+mutant (or one that leaves the stream alone) the bytes pass through exactly as they came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import uvicorn
+
+from harness.mutants.catalog import Mutant, Side
+from harness.mutants.ops import Context, SseEvent, StreamRewriter, apply_edits, edit_headers, map_status, \
+    parse_block, split_sse
+
+MARKER_RE = re.compile(rb"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
+HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "host", "date", "server",
+                        "upgrade", "te", "trailer", "proxy-connection"})
+Scope = Mapping[str, Any]
+
+
+class ClientBook:
+    """The client's requests by case marker, so an upstream-side op can see what the client asked."""
+
+    def __init__(self) -> None:
+        self._requests: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def note(self, body: bytes, parsed: Any) -> None:
+        m = MARKER_RE.search(body)
+        if m:
+            with self._lock:
+                self._requests[m.group(0).decode()] = parsed
+                if len(self._requests) > 4096:  # bounded: a long matrix sends tens of thousands of requests
+                    self._requests.pop(next(iter(self._requests)))
+
+    def find(self, body: bytes) -> Any:
+        m = MARKER_RE.search(body)
+        if not m:
+            return None
+        with self._lock:
+            return self._requests.get(m.group(0).decode())
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+class _Invalid:
+    """Stands for a client body that is not JSON (for `when: {request_json: invalid}`)."""
+
+
+class MutatingProxy:
+    """ASGI app. `mutant` is swapped between catalog runs; None forwards unchanged."""
+
+    def __init__(self, target: str, side: Side, book: ClientBook) -> None:
+        self.target = target.rstrip("/")
+        self.side = side
+        self.book = book
+        self.mutant: Mutant | None = None
+        self._http: httpx.AsyncClient | None = None
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            limits = httpx.Limits(max_connections=200, max_keepalive_connections=64)
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0), limits=limits, trust_env=False)
+        return self._http
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        mutant = self.mutant if self.mutant is not None and self.side == mutant_side(self.mutant) else None
+        headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        parsed = _parse(body)
+        if self.side == "client":
+            client: Any = parsed if parsed is not None or not body else _Invalid()
+            self.book.note(body, parsed)
+        else:
+            client = self.book.find(body)
+        ctx = Context(client=client if not isinstance(client, _Invalid) else None)
+        if mutant is not None and mutant.request and isinstance(parsed, (dict, list)):
+            new = apply_edits(parsed, mutant.request, ctx)
+            if new != parsed:
+                body = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if mutant is not None and mutant.request_headers:
+            headers = edit_headers(headers, mutant.request_headers)
+        out_headers = [(k, v) for k, v in headers if k not in HOP_BY_HOP]
+        url = self.target + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        if scope.get("query_string"):
+            url += "?" + scope["query_string"].decode("latin-1")
+        http = self._client()
+        try:
+            response = await http.send(http.build_request(scope["method"], url, headers=out_headers, content=body),
+                                       stream=True)
+        except httpx.HTTPError as exc:
+            await _answer(send, 502, [("content-type", "text/plain")], f"mutating proxy: {exc!r}".encode())
+            return
+        try:
+            await self._relay(send, response, mutant, client, ctx)
+        finally:
+            await response.aclose()
+
+    async def _relay(self, send: Any, response: httpx.Response, mutant: Mutant | None, client: Any,
+                     ctx: Context) -> None:
+        status = response.status_code
+        headers = [(k.lower(), v) for k, v in response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
+        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        invalid = isinstance(client, _Invalid)
+        active = mutant is not None and mutant.touches_answer and mutant.applies(
+            None if invalid else client, status, invalid_json=invalid)
+        if not active or mutant is None:
+            await _start(send, status, headers)
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        ctx = Context(ctx.client, status)
+        if mutant.replace is not None:
+            await response.aread()
+            body = json.dumps(mutant.replace.get("body", {})).encode()
+            await _answer(send, int(mutant.replace.get("status", 500)), [("content-type", "application/json")], body)
+            return
+        if mutant.error_as_stream and status >= 400 and not is_sse and isinstance(client, dict) and client.get("stream"):
+            raw = await response.aread()
+            events = [SseEvent.of_data(_parse(raw) or {"error": {}}), SseEvent.of_data("[DONE]")]
+            await _answer(send, 200, [("content-type", "text/event-stream")], b"".join(e.encode() for e in events))
+            return
+        if mutant.status:
+            status = map_status(status, mutant.status)
+        if mutant.headers:
+            headers = edit_headers(headers, mutant.headers)
+        if is_sse:
+            await self._relay_stream(send, response, mutant, status, headers, ctx)
+            return
+        raw = await response.aread()
+        if mutant.json:
+            doc = _parse(raw)
+            if doc is not None:
+                new = apply_edits(doc, mutant.json, ctx)
+                if new != doc:
+                    raw = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        await _answer(send, status, headers, raw)
+
+    async def _relay_stream(self, send: Any, response: httpx.Response, mutant: Mutant, status: int,
+                            headers: list[tuple[str, str]], ctx: Context) -> None:
+        await _start(send, status, headers)
+        if not mutant.touches_stream:
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        rewriter = StreamRewriter(mutant.chunks, mutant.stream, ctx)
+        buffer = b""
+        async for chunk in response.aiter_raw():
+            blocks, buffer = split_sse(buffer + chunk)
+            out = [e for block in blocks if block.strip(b"\n") for e in rewriter.feed(parse_block(block.strip(b"\n")))]
+            if out:
+                await send({"type": "http.response.body", "body": b"".join(e.encode() for e in out),
+                            "more_body": True})
+        tail = rewriter.feed(parse_block(buffer.strip(b"\n"))) if buffer.strip() else []
+        tail += rewriter.end()
+        await send({"type": "http.response.body", "body": b"".join(e.encode() for e in tail), "more_body": False})
+
+
+def mutant_side(mutant: Mutant) -> Side:
+    return mutant.side
+
+
+async def _start(send: Any, status: int, headers: list[tuple[str, str]]) -> None:
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+
+
+async def _answer(send: Any, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+    await _start(send, status, [*headers, ("content-length", str(len(body)))])
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _bind(port: int = 0) -> socket.socket:
+    # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY (see harness.replay._bind): without it every
+    # kept-alive request through the proxy waits ~40 ms on Nagle and delayed ACKs.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    if port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(256)
+    return sock
+
+
+class ProxyServer:
+    """A `MutatingProxy` served by uvicorn on 127.0.0.1 (free port) on a background thread."""
+
+    def __init__(self, target: str, side: Side, book: ClientBook, port: int = 0) -> None:
+        self.app = MutatingProxy(target, side, book)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._requested_port = port
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_mutant(self, mutant: Mutant | None) -> None:
+        self.app.mutant = mutant
+
+    def start(self, timeout: float = 10.0) -> ProxyServer:
+        sock = _bind(self._requested_port)
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, http="h11", ws="none", lifespan="off", log_level="warning",
+                                access_log=False, server_header=False, date_header=False,
+                                timeout_graceful_shutdown=2)
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)  # a mutant's broken stream is not news
+        server = uvicorn.Server(config)
+        self._server = server
+
+        def run() -> None:
+            try:
+                asyncio.run(server.serve(sockets=[sock]))
+            finally:
+                sock.close()
+
+        self._thread = threading.Thread(target=run, name=f"mutating-proxy:{self.port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"mutating proxy did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout)
+        self._server = self._thread = None
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
