@@ -1,7 +1,8 @@
-"""The thin Starlette app: parse → translate → upstream → translate → respond.
+"""The thin Starlette app: parse → route → translate → upstream → translate → respond.
 
-Every response carries the gateway's `request-id`; every error is OpenAI's envelope; streams are translated
-event by event as they arrive, with `: ping` comments while the upstream is quiet.
+Every response carries the gateway's `request-id`; errors are OpenAI's envelope unless the profile says
+otherwise; streams are translated (or passed through) event by event as they arrive, with `: ping` comments
+while the upstream is quiet. A model's channels are tried in order until one answers or starts streaming.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import time
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import httpx
 from starlette.applications import Starlette
@@ -27,14 +28,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reference_gateway import errors
 from reference_gateway.auth import KeyRing
+from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.images import AllowList, ImageFetcher, ImageLimits, Resolver
-from reference_gateway.models import Catalog, ModelInfo
+from reference_gateway.models import Catalog, Channel, ModelInfo
 from reference_gateway.profiles import Profile
+from reference_gateway.translate.openai_passthrough import PassthroughStream, chat_to_openai
 from reference_gateway.translate.request import RequestOptions, Translated, chat_to_anthropic
 from reference_gateway.translate.response import message_to_chat
 from reference_gateway.translate.stream import PING, StreamContext, StreamTranslator, encode
-from reference_gateway.upstream import Upstream, UpstreamSettings
+from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
 
 logger = logging.getLogger("reference_gateway")
 
@@ -52,6 +55,8 @@ class GatewaySettings:
     max_body_bytes: int = 32 * MB
     image_limits: ImageLimits = field(default_factory=ImageLimits)
     image_allow: AllowList = field(default_factory=AllowList)
+    # LYRouter: the workspace's Default Model, used when `model` is omitted, "" or null.
+    default_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,48 @@ class Hooks:
     new_request_id: Callable[[], str] = field(default=lambda: uuid.uuid4().hex)
 
 
-def error_response(error: GatewayError) -> JSONResponse:
+def error_response(error: GatewayError) -> Response:
+    if error.raw is not None:
+        return Response(
+            error.raw.content,
+            status_code=error.status,
+            headers=dict(error.headers),
+            media_type=error.raw.media_type,
+        )
     return JSONResponse(error.to_envelope(), status_code=error.status, headers=dict(error.headers))
+
+
+class StreamPump(Protocol):
+    """What the SSE loop drives: upstream events in, bytes for the client out."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    def feed(self, event: Any) -> list[bytes]: ...
+
+    def fail(self, error: GatewayError) -> list[bytes]: ...
+
+    def end_of_stream(self) -> list[bytes]: ...
+
+
+class TranslatingPump:
+    """A `StreamTranslator` (Anthropic events → chunks) with its items encoded as SSE bytes."""
+
+    def __init__(self, translator: StreamTranslator) -> None:
+        self._translator = translator
+
+    @property
+    def finished(self) -> bool:
+        return self._translator.finished
+
+    def feed(self, event: Any) -> list[bytes]:
+        return [encode(item) for item in self._translator.feed(event)]
+
+    def fail(self, error: GatewayError) -> list[bytes]:
+        return [encode(item) for item in self._translator.fail(error)]
+
+    def end_of_stream(self) -> list[bytes]:
+        return [encode(item) for item in self._translator.end_of_stream()]
 
 
 class RequestIdMiddleware:
@@ -182,7 +227,15 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
-        self._upstream = Upstream(self.settings.upstream, transport=self.hooks.upstream_transport)
+        profile = self.settings.profile
+        style = ErrorStyle(
+            forward=profile.upstream_errors == "forward",
+            fallback_statuses=profile.fallback_statuses,
+            canonical_json=profile.canonical_json,
+        )
+        self._upstream = Upstream(
+            self.settings.upstream, transport=self.hooks.upstream_transport, style=style
+        )
         self._images = ImageFetcher(
             limits=self.settings.image_limits,
             allow=self.settings.image_allow,
@@ -209,49 +262,125 @@ class Gateway:
 
     def _authenticate(self, request: Request) -> None:
         if self.settings.keys is not None:
-            failure = self.settings.keys.check(request.headers)
+            policy = self.settings.profile.requests
+            failure = self.settings.keys.check(
+                request.headers,
+                bearer_case_sensitive=policy.bearer_case_sensitive,
+                authorization_only=policy.authorization_only,
+            )
             if failure is not None:
                 raise failure
+
+    def _check_content_type(self, request: Request) -> None:
+        # LYRouter: without Content-Type the body is parsed as JSON; any other value is a plain-text 400.
+        template = self.settings.profile.requests.unsupported_content_type
+        value = request.headers.get("content-type", "").strip()
+        if template is not None and value and value.split(";")[0].strip().lower() != "application/json":
+            raise errors.plain_text(400, template.format(value=value), media_type="application/json")
+
+    def _parse_body(self, raw: bytes) -> dict[str, Any]:
+        policy = self.settings.profile.requests
+        flat = policy.invalid_json_with_default if self.settings.default_model is not None else None
+        try:
+            body = json.loads(raw, parse_constant=_reject_constant)
+        except ValueError as exc:
+            if flat is not None:
+                # The parser's message says where parsing stopped; it quotes no request text.
+                raise errors.flat_message(400, flat.format(error=_parse_error(exc))) from exc
+            raise policy.invalid_json.error() from exc
+        if not isinstance(body, dict):
+            if flat is not None:
+                raise errors.flat_message(
+                    400, flat.format(error=f"the top level is {_json_kind(body)}, not an object")
+                )
+            raise policy.not_an_object.error()
+        return body
 
     # ----------------------------------------------------------------------------------------- endpoints
 
     async def chat_completions(self, request: Request) -> Response:
         request_id: str = request.state.request_id
+        profile = self.settings.profile
         try:
             self._authenticate(request)
-            body = _parse_json(await _read_body(request, self.settings.max_body_bytes))
-            model_name = body.get("model")
-            if not isinstance(model_name, str) or not model_name:
-                raise errors.invalid_request("model: is required", "model")
-            model = self.settings.catalog.get(model_name)
-            if model is None:
-                raise errors.model_not_found(model_name)
-            translated = await self._translate(body, model, request)
-            completion_id = f"chatcmpl-{request_id}"
-            created = int(self.hooks.clock())
-            if translated.stream:
-                context = StreamContext(
-                    completion_id, created, model_name, translated.include_usage, self.settings.profile
-                )
-                return await self._stream(translated, context, request_id, model_name)
-            message = await _unless_disconnected(
-                request, self.upstream.create(translated.body, request_id=request_id, model=model_name)
-            )
-            if message is None:
-                return Response(status_code=499)  # nobody is listening any more
-            completion = message_to_chat(
-                message,
-                completion_id=completion_id,
-                created=created,
-                model=model_name,
-                profile=self.settings.profile,
-            )
-            return JSONResponse(completion)
+            self._check_content_type(request)
+            body = self._parse_body(await _read_body(request, self.settings.max_body_bytes))
+            name = requested_model(body, self.settings.default_model, profile)
+            model = resolve(self.settings.catalog, name, profile)
+            failure: GatewayError | None = None
+            for channel in model.channels:
+                try:
+                    if channel.protocol == "anthropic":
+                        return await self._via_anthropic(body, model, name, channel, request)
+                    return await self._via_openai(body, model, name, channel, request)
+                except GatewayError as error:
+                    # LYRouter: "moves to the next channel on failure" (before any byte reached the client).
+                    if not error.retryable:
+                        raise
+                    failure = error
+            raise failure or errors.server_error()
         except GatewayError as error:
             return error_response(error)
         except Exception as exc:
             _log_unexpected(request_id, exc)
             return error_response(errors.server_error())
+
+    async def _via_anthropic(
+        self, body: Mapping[str, Any], model: ModelInfo, name: str, channel: Channel, request: Request
+    ) -> Response:
+        request_id: str = request.state.request_id
+        translated = await self._translate(body, replace(model, upstream=channel.upstream), request)
+        completion_id = f"chatcmpl-{request_id}"
+        created = int(self.hooks.clock())
+        if translated.stream:
+            context = StreamContext(
+                completion_id, created, name, translated.include_usage, self.settings.profile
+            )
+            opened = self.upstream.stream(
+                translated.body,
+                request_id=request_id,
+                model=name,
+                channel=channel,
+                extra_headers=translated.headers,
+            )
+            return await self._sse(opened, TranslatingPump(StreamTranslator(context)), request_id)
+        message = await _unless_disconnected(
+            request,
+            self.upstream.create(
+                translated.body,
+                request_id=request_id,
+                model=name,
+                channel=channel,
+                extra_headers=translated.headers,
+            ),
+        )
+        if message is None:
+            return Response(status_code=499)  # nobody is listening any more
+        completion = message_to_chat(
+            message, completion_id=completion_id, created=created, model=name, profile=self.settings.profile
+        )
+        return JSONResponse(completion)
+
+    async def _via_openai(
+        self, body: Mapping[str, Any], model: ModelInfo, name: str, channel: Channel, request: Request
+    ) -> Response:
+        request_id: str = request.state.request_id
+        profile = self.settings.profile
+        passthrough = chat_to_openai(body, profile=profile, model=model, channel=channel)
+        if passthrough.stream:
+            opened = self.upstream.stream_raw(
+                passthrough.body, request_id=request_id, model=name, channel=channel
+            )
+            return await self._sse(opened, PassthroughStream(profile), request_id)
+        answer = await _unless_disconnected(
+            request,
+            self.upstream.create_raw(passthrough.body, request_id=request_id, model=name, channel=channel),
+        )
+        if answer is None:
+            return Response(status_code=499)
+        content, media_type = answer
+        # LYRouter: the answer, usage, id and model are the upstream's.
+        return Response(content, media_type=media_type)
 
     async def _translate(self, body: Mapping[str, Any], model: ModelInfo, request: Request) -> Translated:
         profile = self.settings.profile
@@ -259,8 +388,15 @@ class Gateway:
             request.headers.get(profile.cache_off_header or "", "") if profile.cache_off_header else ""
         )
         session = request.headers.get(profile.session_header) if profile.session_header else None
+        forwarded = {
+            name: request.headers[name]
+            for name in profile.anthropic.forwarded_headers
+            if name in request.headers
+        }
         options = RequestOptions(
-            cache_off=cache_header.strip().lower() == "off", session_header=session or None
+            cache_off=cache_header.strip().lower() == "off",
+            session_header=session or None,
+            client_headers=forwarded,
         )
         translated = chat_to_anthropic(body, profile=profile, model=model, options=options)
         if translated.remote_images:
@@ -270,22 +406,19 @@ class Gateway:
             )
         return translated
 
-    async def _stream(
-        self, translated: Translated, context: StreamContext, request_id: str, model_name: str
-    ) -> Response:
-        opened = self.upstream.stream(translated.body, request_id=request_id, model=model_name)
-        # Errors before the upstream stream starts are still proper HTTP errors (raised from __aenter__).
+    async def _sse(self, opened: Any, pump: StreamPump, request_id: str) -> Response:
+        # Errors before the upstream stream starts are still proper HTTP errors (raised from __aenter__), and
+        # the next channel may still be tried; from here on the client owns the stream.
         events = await opened.__aenter__()
-        translator = StreamTranslator(context)
         ping_interval = self.settings.ping_interval
 
         async def body() -> AsyncIterator[bytes]:
             loop = asyncio.get_running_loop()
             iterator = events.__aiter__()
-            pending: asyncio.Future[Mapping[str, Any]] | None = None
+            pending: asyncio.Future[Any] | None = None
             last_write = loop.time()
             try:
-                while not translator.finished:
+                while not pump.finished:
                     if pending is None:
                         pending = asyncio.ensure_future(iterator.__anext__())
                     wait = max(0.0, last_write + ping_interval - loop.time())
@@ -297,18 +430,18 @@ class Gateway:
                         continue
                     task, pending = pending, None
                     try:
-                        items = translator.feed(task.result())
+                        items = pump.feed(task.result())
                     except StopAsyncIteration:
-                        items = translator.end_of_stream()
+                        items = pump.end_of_stream()
                     except GatewayError as error:
-                        items = translator.fail(error)
+                        items = pump.fail(error)
                     except Exception as exc:
                         _log_unexpected(request_id, exc)
-                        items = translator.fail(errors.server_error())
+                        items = pump.fail(errors.server_error())
                     if items:
                         last_write = loop.time()
                     for item in items:
-                        yield encode(item)
+                        yield item
             finally:
                 if pending is not None:
                     pending.cancel()
@@ -327,7 +460,12 @@ class Gateway:
         except GatewayError as error:
             return error_response(error)
         data = [
-            {"id": m.id, "object": "model", "created": m.created, "owned_by": "anthropic"}
+            {
+                "id": m.id,
+                "object": "model",
+                "created": m.created,
+                "owned_by": m.channels[0].provider if m.channels else "anthropic",
+            }
             for m in self.settings.catalog.models.values()
         ]
         return JSONResponse({"object": "list", "data": data})
@@ -343,14 +481,29 @@ class Gateway:
         return JSONResponse({"status": "ok", "profile": self.settings.profile.name})
 
 
-def _parse_json(raw: bytes) -> Mapping[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise errors.invalid_request("We could not parse the JSON body of your request.") from exc
-    if not isinstance(body, dict):
-        raise errors.invalid_request("The request body must be a JSON object.")
-    return body
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_error(exc: ValueError) -> str:
+    """The parser's message: what it expected and where (line, column), never the request text."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "the body is not UTF-8"
+    return str(exc)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
 
 
 async def _unless_disconnected(request: Request, call: Any) -> Any:

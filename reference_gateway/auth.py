@@ -20,9 +20,17 @@ class KeyRing:
     def of(cls, keys: Iterable[str]) -> KeyRing:
         return cls(frozenset(k.strip().encode() for k in keys if k.strip()))
 
-    def check(self, headers: Mapping[str, str]) -> GatewayError | None:
-        """None when the request carries a known key, else the 401 to send (EZAT: code `invalid_api_key`)."""
-        presented = _presented_key(headers)
+    def check(
+        self,
+        headers: Mapping[str, str],
+        *,
+        bearer_case_sensitive: bool = False,
+        authorization_only: bool = False,
+    ) -> GatewayError | None:
+        """None when the request carries a known key, else the 401 to send (EZAT: code `invalid_api_key`).
+
+        LYRouter: "`Bearer` is case-sensitive"; "when both are present, only `Authorization` is read"."""
+        presented = _presented_key(headers, bearer_case_sensitive, authorization_only)
         if presented is None:
             return invalid_api_key(
                 "You didn't provide an API key. Send it as `Authorization: Bearer KEY` or `x-api-key: KEY`."
@@ -37,10 +45,15 @@ class KeyRing:
         return None
 
 
-def _presented_key(headers: Mapping[str, str]) -> str | None:
-    authorization = headers.get("authorization", "")
-    scheme, _, token = authorization.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
+def _presented_key(
+    headers: Mapping[str, str], bearer_case_sensitive: bool, authorization_only: bool
+) -> str | None:
+    authorization = headers.get("authorization")
+    scheme, _, token = (authorization or "").partition(" ")
+    is_bearer = scheme == "Bearer" if bearer_case_sensitive else scheme.lower() == "bearer"
+    if is_bearer and token.strip():
         return token.strip()
+    if authorization is not None and authorization_only:
+        return None
     api_key = headers.get("x-api-key", "").strip()
     return api_key or None

@@ -1,4 +1,5 @@
-"""`reference-gateway`: run the reference gateway for one profile in front of an Anthropic-compatible upstream."""
+"""`reference-gateway`: run the reference gateway for one profile in front of its upstream channels (Anthropic
+Messages and, for profiles whose catalog has them, OpenAI-compatible Chat Completions; one base URL)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", choices=sorted(PROFILES), default="ezat", help="documented gateway to implement"
     )
     parser.add_argument(
-        "--upstream-url", required=True, help="Anthropic API base URL, e.g. https://api.anthropic.com"
+        "--upstream-url",
+        required=True,
+        help="upstream base URL for every channel, e.g. https://api.anthropic.com (channels add their base path)",
     )
     parser.add_argument(
         "--upstream-key", help="the gateway's own Anthropic key (default: $ANTHROPIC_API_KEY)"
+    )
+    parser.add_argument(
+        "--openai-upstream-key",
+        help="the gateway's own key for OpenAI-compatible channels (default: $OPENAI_API_KEY, else --upstream-key)",
     )
     parser.add_argument(
         "--api-key",
@@ -42,7 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-auth", action="store_true", help="accept requests without a client key")
     parser.add_argument(
-        "--models", metavar="FILE", help="model catalog YAML (default: the shipped models.yaml)"
+        "--models",
+        metavar="FILE",
+        help="model catalog YAML (default: the one shipped for the profile, e.g. models-lyrouter.yaml)",
+    )
+    default = parser.add_mutually_exclusive_group()
+    default.add_argument(
+        "--default-model",
+        metavar="ID",
+        help="the workspace's default model for requests without `model` (default: the catalog's default_model)",
+    )
+    default.add_argument(
+        "--no-default-model",
+        action="store_true",
+        help="no default model: a request without `model` is refused (the catalog's default_model is ignored)",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port (printed on start)")
@@ -76,17 +96,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not ring.keys and not args.no_auth:
         print(f"reference-gateway: give --api-key KEY (or ${KEYS_ENV}), or --no-auth", file=sys.stderr)
         return 2
+    profile = get_profile(args.profile)
     try:
-        catalog = load_catalog(args.models)
+        catalog = load_catalog(args.models, shipped=profile.catalog)
     except (OSError, CatalogError) as exc:
         print(f"reference-gateway: cannot load the model catalog: {exc}", file=sys.stderr)
         return 2
+    default_model = None if args.no_default_model else (args.default_model or catalog.default_model)
+    if default_model is not None and catalog.get(default_model) is None:
+        print(
+            f"reference-gateway: the default model {default_model!r} is not in the catalog", file=sys.stderr
+        )
+        return 2
     settings = GatewaySettings(
-        profile=get_profile(args.profile),
+        profile=profile,
         catalog=catalog,
+        default_model=default_model,
         upstream=UpstreamSettings(
             base_url=args.upstream_url,
             api_key=args.upstream_key or os.environ.get("ANTHROPIC_API_KEY"),
+            openai_api_key=args.openai_upstream_key or os.environ.get("OPENAI_API_KEY"),
             anthropic_version=args.anthropic_version,
             request_timeout=args.upstream_timeout,
             connect_timeout=args.upstream_connect_timeout,

@@ -1,4 +1,5 @@
-"""The model catalog: which ids the gateway serves, their upstream ids and capabilities (`models.yaml`)."""
+"""The model catalog: which ids the gateway serves, their channels (upstream protocol, provider, model id, base
+path; tried in order), capabilities, and the workspace's default model (`models.yaml`, `models-lyrouter.yaml`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,28 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, cast
 
 _EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+_PROVIDERS = ("anthropic", "openai", "dashscope", "deepseek", "other")
+Protocol = Literal["anthropic", "openai"]
+CHAT_COMPLETIONS = "chat_completions"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One upstream source of a model. `base_path` is put before `/v1/messages` (Anthropic protocol) or before
+    `/chat/completions` (OpenAI-compatible protocol, where it usually ends in `/v1`)."""
+
+    protocol: Protocol
+    provider: str  # anthropic | openai | dashscope | deepseek | other
+    upstream: str
+    base_path: str = ""
+
+    @property
+    def path(self) -> str:
+        suffix = "/v1/messages" if self.protocol == "anthropic" else "/chat/completions"
+        return self.base_path.rstrip("/") + suffix
 
 
 @dataclass(frozen=True)
@@ -23,6 +43,9 @@ class ModelInfo:
     efforts: tuple[str, ...]
     forced_tool_choice: bool
     max_output_tokens: int
+    channels: tuple[Channel, ...] = ()
+    enabled: bool = True  # LYRouter: a model the workspace has not enabled is 403 model_not_available
+    apis: tuple[str, ...] = (CHAT_COMPLETIONS,)
 
     def capabilities(self) -> dict[str, Any]:
         return {
@@ -38,6 +61,7 @@ class ModelInfo:
 @dataclass(frozen=True)
 class Catalog:
     models: Mapping[str, ModelInfo]
+    default_model: str | None = None  # LYRouter: the workspace's Default Model
 
     def get(self, model_id: str) -> ModelInfo | None:
         return self.models.get(model_id)
@@ -45,6 +69,22 @@ class Catalog:
 
 class CatalogError(ValueError):
     """The catalog file is malformed."""
+
+
+def _channel(entry: Any, where: str) -> Channel:
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: expected a mapping")
+    protocol = entry.get("protocol", "anthropic")
+    if protocol not in ("anthropic", "openai"):
+        raise CatalogError(f"{where}.protocol: use anthropic or openai")
+    provider = str(entry.get("provider", "anthropic" if protocol == "anthropic" else "other"))
+    if provider not in _PROVIDERS:
+        raise CatalogError(f"{where}.provider: use one of {', '.join(_PROVIDERS)}")
+    if "upstream" not in entry:
+        raise CatalogError(f"{where}: missing 'upstream'")
+    return Channel(
+        cast(Protocol, protocol), provider, str(entry["upstream"]), str(entry.get("base_path", ""))
+    )
 
 
 def _model(entry: Any, where: str) -> ModelInfo:
@@ -55,9 +95,17 @@ def _model(entry: Any, where: str) -> ModelInfo:
         unknown = [e for e in efforts if e not in _EFFORT_LEVELS]
         if unknown:
             raise CatalogError(f"{where}.efforts: unknown levels {unknown}")
+        upstream = str(entry.get("upstream", str(entry["id"]).split("/")[-1]))
+        raw_channels = entry.get("channels")
+        if raw_channels is None:
+            channels: tuple[Channel, ...] = (Channel("anthropic", "anthropic", upstream),)
+        elif isinstance(raw_channels, list):
+            channels = tuple(_channel(c, f"{where}.channels[{j}]") for j, c in enumerate(raw_channels))
+        else:
+            raise CatalogError(f"{where}.channels: expected a list")
         info = ModelInfo(
             id=str(entry["id"]),
-            upstream=str(entry.get("upstream", str(entry["id"]).split("/")[-1])),
+            upstream=channels[0].upstream if channels else upstream,
             created=int(entry.get("created", 0)),
             vision=bool(entry.get("vision", False)),
             caching=bool(entry.get("caching", False)),
@@ -65,6 +113,9 @@ def _model(entry: Any, where: str) -> ModelInfo:
             efforts=efforts,
             forced_tool_choice=bool(entry.get("forced_tool_choice", True)),
             max_output_tokens=int(entry["max_output_tokens"]),
+            channels=channels,
+            enabled=bool(entry.get("enabled", True)),
+            apis=tuple(str(a) for a in entry.get("apis", (CHAT_COMPLETIONS,))),
         )
     except KeyError as exc:
         raise CatalogError(f"{where}: missing {exc.args[0]!r}") from exc
@@ -90,13 +141,16 @@ def parse_catalog(text: str) -> Catalog:
         if info.id in models:
             raise CatalogError(f"models[{i}]: duplicate id {info.id!r}")
         models[info.id] = info
-    return Catalog(MappingProxyType(models))
+    default = data.get("default_model")
+    if default is not None and str(default) not in models:
+        raise CatalogError(f"default_model: {default!r} is not in the catalog")
+    return Catalog(MappingProxyType(models), str(default) if default is not None else None)
 
 
-def load_catalog(path: str | Path | None = None) -> Catalog:
-    """The catalog from `path`, or the one shipped with the package."""
+def load_catalog(path: str | Path | None = None, *, shipped: str = "models.yaml") -> Catalog:
+    """The catalog from `path`, or the one shipped with the package under the name `shipped`."""
     if path is None:
-        text = resources.files("reference_gateway").joinpath("models.yaml").read_text(encoding="utf-8")
+        text = resources.files("reference_gateway").joinpath(shipped).read_text(encoding="utf-8")
     else:
         text = Path(path).read_text(encoding="utf-8")
     return parse_catalog(text)

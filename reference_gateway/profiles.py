@@ -10,10 +10,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from reference_gateway.errors import ErrorType, GatewayError
+
 Action = Literal["forward", "drop", "refuse"]
 UsageShape = Literal["openai_cache_details", "upstream"]
 StreamErrorStyle = Literal["error_then_done", "error_only"]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+# Upstream failures: `translate` maps them to the profile's own errors; `forward` passes status and body on
+# unchanged (connection failures and timeouts become an HTML page).
+UpstreamErrorStyle = Literal["translate", "forward"]
+# Provider kinds of OpenAI-compatible channels (LYRouter "Reasoning parameters", one row each).
+ProviderKind = Literal["openai", "dashscope", "deepseek", "other"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,98 @@ class Messages:
     forced_tool_unavailable: str | None
     prompt_cache_key_too_long: str
     no_user_message: str
-    images_unsupported: str
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """One gateway-made error: status, envelope fields; `{name}` placeholders filled by `error(**values)`.
+    `param` is a field name, or `{path}` for the JSON path of the offending part."""
+
+    status: int
+    message: str
+    type: ErrorType = "invalid_request_error"
+    code: str | None = None
+    param: str | None = None
+
+    def error(self, **values: str) -> GatewayError:
+        param = self.param.format(**values) if self.param is not None else None
+        return GatewayError(
+            self.status, self.message.format(**values), type=self.type, code=self.code, param=param
+        )
+
+
+@dataclass(frozen=True)
+class Requests:
+    """How the HTTP layer reads a request before translation: keys, content type, body, model."""
+
+    # `Bearer` matched exactly (LYRouter) or in any case (EZAT).
+    bearer_case_sensitive: bool
+    # With both headers present, only `Authorization` is read (LYRouter) instead of falling back to x-api-key.
+    authorization_only: bool
+    # A Content-Type other than application/json: 400 with this one line of plain text (`{value}` = the header),
+    # labelled application/json; None accepts any content type.
+    unsupported_content_type: str | None
+    invalid_json: ErrorSpec
+    not_an_object: ErrorSpec
+    # With a workspace default model, a body that is not a JSON object gets this flat `{"message": …}` body
+    # instead (`{error}` = the parser's message); None keeps the errors above.
+    invalid_json_with_default: str | None
+    missing_model: ErrorSpec
+    unknown_model: ErrorSpec  # `{model}`
+    model_not_enabled: ErrorSpec
+    unsupported_api: ErrorSpec
+    images_unsupported: ErrorSpec  # `{path}`
+
+
+@dataclass(frozen=True)
+class ProviderReasoning:
+    """One row of LYRouter's reasoning-parameter table for an OpenAI-compatible provider: the reasoning fields
+    removed before forwarding, and whether a forced tool choice without thinking fields gets
+    `enable_thinking: false`."""
+
+    removed: frozenset[str]
+    thinking_off_when_forced: bool = False
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    """OpenAI-compatible channels: what is removed from the forwarded body."""
+
+    providers: Mapping[str, ProviderReasoning]
+    # LYRouter: "removes reasoning_content, reasoning_blocks and cache_control from messages".
+    message_fields_removed: frozenset[str]
+    # LYRouter: "For OpenAI-compatible channels, all markers are removed".
+    strip_cache_control: bool
+
+
+@dataclass(frozen=True)
+class AnthropicChannel:
+    """Anthropic-protocol channels: the parts of the conversion where the two profiles differ."""
+
+    # Which of max_tokens / max_completion_tokens wins when both are sent (first present wins).
+    limit_fields: tuple[str, ...]
+    # The default is capped at the model's maximum output (EZAT) or sent as is (LYRouter).
+    cap_default_to_model: bool
+    # temperature/top_p: only for models with capabilities.sampling, temperature capped at 1 (EZAT: "capped"),
+    # or forwarded as sent (LYRouter: "the gateway does not rescale it").
+    sampling_by_capability: bool
+    # `metadata` keeps only these keys (LYRouter: "metadata keeps only user_id"); None: metadata is not sent.
+    metadata_keys: tuple[str, ...] | None
+    # Content parts other than text, image_url, file, input_audio: refused (400) or dropped silently.
+    drop_unknown_parts: bool
+    # `file` parts: converted to `document` blocks, or dropped (LYRouter: only text and image blocks).
+    convert_files: bool
+    # cache_control on image parts is kept (EZAT) or dropped (LYRouter: "markers on text content blocks and
+    # tool definitions are kept").
+    cache_control_on_images: bool
+    # The `anthropic-beta` value that a `ttl: "1h"` breakpoint needs, replacing the client's; None: never set.
+    one_hour_cache_beta: str | None
+    # Client headers forwarded to the upstream as they are.
+    forwarded_headers: tuple[str, ...]
+    # Thinking blocks are returned as reasoning_content / reasoning_blocks and accepted back in history.
+    reasoning_output: bool
+    # The answer's `id` and `model` are the upstream's (LYRouter) or the gateway's id and the requested name.
+    upstream_identity: bool
 
 
 @dataclass(frozen=True)
@@ -84,6 +182,21 @@ class Profile:
     cache_off_header: str | None
     session_header: str | None
     prompt_cache_key_max: int
+    requests: Requests
+    anthropic: AnthropicChannel
+    passthrough: Passthrough
+    upstream_errors: UpstreamErrorStyle
+    # The `code` of every error event after a stream started (LYRouter: `stream_interrupted`); None keeps
+    # the error's own code.
+    stream_error_code: str | None
+    # The upstream body is sent with sorted keys and 14 significant digits (LYRouter "Fixed JSON key order",
+    # "Number precision"), or compact as built.
+    canonical_json: bool
+    # Upstream statuses after which the next channel of the model is tried (before the first streamed byte);
+    # connection failures and timeouts always move on.
+    fallback_statuses: frozenset[int]
+    # The catalog shipped for this profile (package resource name).
+    catalog: str = "models.yaml"
     base_paths: tuple[str, ...] = field(default=("/v1", "/openai/v1"))
 
 
@@ -142,6 +255,13 @@ _EZAT_EFFORTS: dict[str, Effort] = {
     "max": Effort("max", thinking=True),
 }
 
+_MODEL_NOT_FOUND = ErrorSpec(
+    404,
+    "The model `{model}` does not exist or you do not have access to it.",
+    code="model_not_found",
+    param="model",
+)
+
 # Readings where the EZAT doc is silent (the conformance rules assume the same):
 # - refusals are 400 invalid_request_error, code null, `param` = the field path the message starts with;
 #   `reasoning_effort: xhigh` on a model without it and a forced tool choice on a model that refuses it are
@@ -172,7 +292,6 @@ EZAT = Profile(
         forced_tool_unavailable='tool_choice: this model does not accept a forced tool choice; use "auto"',
         prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
         no_user_message="messages: must contain at least one user message",
-        images_unsupported="{path}: this model does not accept images",
     ),
     reasoning_efforts=MappingProxyType(_EZAT_EFFORTS),
     finish_reasons=MappingProxyType(_FINISH),
@@ -186,9 +305,176 @@ EZAT = Profile(
     cache_off_header="x-ezat-cache",
     session_header="x-ezat-session",
     prompt_cache_key_max=256,
+    requests=Requests(
+        bearer_case_sensitive=False,
+        authorization_only=False,
+        unsupported_content_type=None,
+        invalid_json=ErrorSpec(400, "We could not parse the JSON body of your request."),
+        not_an_object=ErrorSpec(400, "The request body must be a JSON object."),
+        invalid_json_with_default=None,
+        missing_model=ErrorSpec(400, "model: is required", param="model"),
+        unknown_model=_MODEL_NOT_FOUND,
+        model_not_enabled=_MODEL_NOT_FOUND,
+        unsupported_api=_MODEL_NOT_FOUND,
+        images_unsupported=ErrorSpec(400, "{path}: this model does not accept images", param="{path}"),
+    ),
+    anthropic=AnthropicChannel(
+        limit_fields=("max_completion_tokens", "max_tokens"),
+        cap_default_to_model=True,
+        sampling_by_capability=True,
+        metadata_keys=None,
+        drop_unknown_parts=False,
+        convert_files=True,
+        cache_control_on_images=True,
+        one_hour_cache_beta=None,
+        forwarded_headers=(),
+        reasoning_output=False,
+        upstream_identity=False,
+    ),
+    # EZAT has no OpenAI-compatible channels.
+    passthrough=Passthrough(
+        providers=MappingProxyType({}), message_fields_removed=frozenset(), strip_cache_control=True
+    ),
+    upstream_errors="translate",
+    stream_error_code=None,
+    canonical_json=False,
+    fallback_statuses=frozenset({429, 500, 502, 503, 504, 529}),
 )
 
-PROFILES: Mapping[str, Profile] = MappingProxyType({"ezat": EZAT})
+# LYRouter "Gateway behavior": removed for Anthropic-protocol channels, silently.
+_LYROUTER_REMOVED = (
+    "response_format",
+    "seed",
+    "n",
+    "logprobs",
+    "top_logprobs",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
+_LYROUTER_TRANSLATED = (
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "tools",
+    "tool_choice",
+    "metadata",
+    "enable_thinking",
+    "thinking_budget",
+)
+_REASONING_FIELDS = ("reasoning_effort", "enable_thinking", "thinking_budget")
+
+# Readings where the LYRouter doc is silent:
+# - auth is checked before the content type; the content type before the body is read.
+# - a non-JSON body (truncated, or not an object) with a default model gets the flat `{"message": …}` body
+#   (the doc's invalid_json row); without one, 400 invalid_json.
+# - a model id the catalog does not know is 503 no_route_candidate ("no channel can serve this request").
+# - enable_thinking: false wins over a thinking_budget (the switch is off); a budget without the switch
+#   enables thinking with that budget.
+# - channels are tried in catalog order; the next one after a connection failure, a timeout, 429 or 5xx
+#   (529 included) before the first streamed byte; the client gets the last channel's failure.
+# - upstream errors are forwarded unchanged, Anthropic's envelope included ("the status code and error text
+#   come from the upstream"); retry headers pass with them.
+# - after a stream started, every failure is one error event with code `stream_interrupted` and no [DONE]
+#   ("data: [DONE] marks a normal end").
+# - stop reasons as in EZAT's table (pause_turn → stop, refusal → content_filter).
+LYROUTER = Profile(
+    name="lyrouter",
+    fields=MappingProxyType(
+        {**{name: FORWARD for name in _LYROUTER_TRANSLATED}, **{name: DROP for name in _LYROUTER_REMOVED}}
+    ),
+    # Anthropic has no equivalent; OpenAI-compatible channels forward every field (see Passthrough).
+    unknown_field=DROP,
+    messages=Messages(
+        function_role=None,
+        input_audio_part=None,
+        file_id_part=None,
+        non_function_tool=None,
+        json_object_format=None,
+        unknown_reasoning_effort=None,
+        effort_unavailable=None,
+        forced_tool_unavailable=None,
+        prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
+        no_user_message="messages: must contain at least one user message",
+    ),
+    reasoning_efforts=MappingProxyType({}),
+    # LYRouter: "end_turn and stop_sequence map to stop, max_tokens maps to length, and tool_use maps to
+    # tool_calls"; the rest as in EZAT.
+    finish_reasons=MappingProxyType(_FINISH),
+    # LYRouter: prompt_tokens excludes cache hits and writes, which are reported beside it (non-streaming).
+    usage_shape="upstream",
+    stream_error="error_only",
+    # LYRouter: "For streaming requests the gateway always sets it to {"include_usage": true}".
+    always_stream_usage=True,
+    # LYRouter: "when the request has neither max_tokens nor max_completion_tokens, the gateway adds 4096".
+    default_max_tokens=4096,
+    auto_cache=False,
+    cache_off_header=None,
+    session_header=None,
+    prompt_cache_key_max=256,
+    requests=Requests(
+        bearer_case_sensitive=True,
+        authorization_only=True,
+        unsupported_content_type="unsupported content-type: {value}",
+        invalid_json=ErrorSpec(400, "request body must be a JSON object", code="invalid_json"),
+        not_an_object=ErrorSpec(400, "request body must be a JSON object", code="invalid_json"),
+        invalid_json_with_default="could not get parse JSON request body: {error}",
+        missing_model=ErrorSpec(400, "you must provide a model parameter", code="missing_model"),
+        unknown_model=ErrorSpec(503, "all routed candidates exhausted", "server_error", "no_route_candidate"),
+        model_not_enabled=ErrorSpec(
+            403, "Model is not available in the model plaza", "permission_error", "model_not_available"
+        ),
+        unsupported_api=ErrorSpec(
+            400, "This model does not support the chat_completions API", code="unsupported_model_api"
+        ),
+        images_unsupported=ErrorSpec(
+            400, "This model accepts text input only", code="unsupported_model_input"
+        ),
+    ),
+    anthropic=AnthropicChannel(
+        # LYRouter: max_completion_tokens "is used as max_tokens when max_tokens is absent".
+        limit_fields=("max_tokens", "max_completion_tokens"),
+        cap_default_to_model=False,
+        sampling_by_capability=False,
+        metadata_keys=("user_id",),
+        drop_unknown_parts=True,
+        convert_files=False,
+        cache_control_on_images=False,
+        one_hour_cache_beta="extended-cache-ttl-2025-04-11",
+        forwarded_headers=("anthropic-beta",),
+        reasoning_output=True,
+        upstream_identity=True,
+    ),
+    passthrough=Passthrough(
+        providers=MappingProxyType(
+            {
+                "openai": ProviderReasoning(frozenset({"enable_thinking", "thinking_budget"})),
+                "dashscope": ProviderReasoning(
+                    frozenset({"reasoning_effort"}), thinking_off_when_forced=True
+                ),
+                "deepseek": ProviderReasoning(frozenset(_REASONING_FIELDS)),
+                "other": ProviderReasoning(frozenset()),
+            }
+        ),
+        message_fields_removed=frozenset({"reasoning_content", "reasoning_blocks", "cache_control"}),
+        strip_cache_control=True,
+    ),
+    upstream_errors="forward",
+    stream_error_code="stream_interrupted",
+    canonical_json=True,
+    fallback_statuses=frozenset({408, 429, 500, 502, 503, 504, 529}),
+    catalog="models-lyrouter.yaml",
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType({"ezat": EZAT, "lyrouter": LYROUTER})
 
 
 def get_profile(name: str) -> Profile:

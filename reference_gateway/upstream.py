@@ -1,6 +1,7 @@
-"""The only module that talks to the provider: one pooled `httpx.AsyncClient` for Anthropic's Messages API.
+"""The only module that talks to the providers: one pooled `httpx.AsyncClient` for every channel, Anthropic's
+Messages API and OpenAI-compatible Chat Completions alike.
 
-Every httpx failure and every non-2xx answer becomes a `GatewayError` here, through `errors.from_upstream`.
+Every httpx failure and every non-2xx answer becomes a `GatewayError` here, in the profile's error style.
 """
 
 from __future__ import annotations
@@ -8,21 +9,25 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from reference_gateway.errors import (
     GatewayError,
+    forwarded,
     from_upstream,
     from_upstream_body,
+    html_page,
     server_error,
     timeout,
 )
-from reference_gateway.translate.stream import SSEDecoder
+from reference_gateway.jsonorder import canonical_dumps, compact_dumps
+from reference_gateway.models import Channel
+from reference_gateway.translate.stream import ServerSentEvent, SSEDecoder
 
 _MAX_ERROR_BODY = 64 * 1024
 
@@ -40,16 +45,32 @@ class UpstreamSettings:
     # A stream whose upstream sends nothing (not even a ping) for this long fails with an error event.
     stream_idle_timeout: float = 600.0
     max_connections: int = 200
+    # The gateway's own key for OpenAI-compatible channels (sent as `Authorization: Bearer`); None: `api_key`.
+    openai_api_key: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorStyle:
+    """How upstream failures reach the client (from the profile): translated into the gateway's envelope, or
+    forwarded unchanged with HTML pages for connection failures and timeouts; and which statuses let the next
+    channel be tried."""
+
+    forward: bool = False
+    fallback_statuses: frozenset[int] = field(default_factory=frozenset)
+    canonical_json: bool = False
 
 
 class Upstream:
     def __init__(
-        self, settings: UpstreamSettings, *, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        settings: UpstreamSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        style: ErrorStyle | None = None,
     ) -> None:
         self._settings = settings
-        headers = {"anthropic-version": settings.anthropic_version, "content-type": "application/json"}
-        if settings.api_key:
-            headers["x-api-key"] = settings.api_key
+        self._style = style or ErrorStyle()
+        self._dumps: Callable[[Any], str] = canonical_dumps if self._style.canonical_json else compact_dumps
         if transport is None:
             # TCP_NODELAY: httpx writes the headers and the body separately; with Nagle's algorithm the body
             # would wait for the peer's delayed ACK (~40 ms on Linux) on every call.
@@ -59,7 +80,7 @@ class Upstream:
             )
         self._client = httpx.AsyncClient(
             base_url=settings.base_url.rstrip("/"),
-            headers=headers,
+            headers={"content-type": "application/json"},
             transport=transport,
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
             trust_env=False,
@@ -68,31 +89,91 @@ class Upstream:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _request(self, body: Mapping[str, Any], request_id: str) -> httpx.Request:
-        # The client's key is never forwarded: only the gateway's own upstream key (set on the client) goes out.
+    def _auth_headers(self, channel: Channel) -> dict[str, str]:
+        # The client's key is never forwarded: only the gateway's own key for the channel's protocol goes out.
+        settings = self._settings
+        if channel.protocol == "anthropic":
+            headers = {"anthropic-version": settings.anthropic_version}
+            if settings.api_key:
+                headers["x-api-key"] = settings.api_key
+            return headers
+        key = settings.openai_api_key or settings.api_key
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    def _request(
+        self,
+        channel: Channel,
+        body: Mapping[str, Any],
+        request_id: str,
+        extra_headers: Mapping[str, str] | None,
+    ) -> httpx.Request:
+        headers = {**(extra_headers or {}), **self._auth_headers(channel), "x-gateway-request-id": request_id}
         return self._client.build_request(
-            "POST",
-            "/v1/messages",
-            content=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(),
-            headers={"x-gateway-request-id": request_id},
+            "POST", channel.path, content=self._dumps(body).encode(), headers=headers
         )
 
-    async def create(self, body: Mapping[str, Any], *, request_id: str, model: str) -> Mapping[str, Any]:
-        """One non-streaming call. Raises `GatewayError`; the whole call is bounded by `request_timeout`."""
+    # ------------------------------------------------------------------------------------ error boundary
+
+    def _status_error(
+        self, channel: Channel, status: int, content: bytes, headers: Mapping[str, str], model: str
+    ) -> GatewayError:
+        retryable = status in self._style.fallback_statuses
+        if self._style.forward:
+            return forwarded(status, content, headers, retryable=retryable)
+        error = from_upstream_body(status, content, headers=headers, model=model)
+        error.retryable = retryable
+        return error
+
+    def _unreachable(self) -> GatewayError:
+        if self._style.forward:
+            return html_page(500, "Internal Server Error", "Could not reach the upstream provider.")
+        error = server_error("Could not reach the upstream provider.")
+        error.retryable = True
+        return error
+
+    def _timed_out(self, error: GatewayError) -> GatewayError:
+        if self._style.forward:
+            return html_page(504, "Gateway Time-out", error.message)
+        error.retryable = True
+        return error
+
+    # ------------------------------------------------------------------------------------ calls
+
+    async def _send(
+        self,
+        channel: Channel,
+        body: Mapping[str, Any],
+        request_id: str,
+        model: str,
+        extra_headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
         limit = self._settings.request_timeout
+        request = self._request(channel, body, request_id, extra_headers)
         try:
-            response = await asyncio.wait_for(self._client.send(self._request(body, request_id)), limit)
+            response = await asyncio.wait_for(self._client.send(request), limit)
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
-            raise timeout(limit) from exc
+            raise self._timed_out(timeout(limit)) from exc
         except httpx.HTTPError as exc:
-            raise server_error("Could not reach the upstream provider.") from exc
+            raise self._unreachable() from exc
         if response.status_code != 200:
-            raise from_upstream_body(
-                response.status_code,
-                response.content[:_MAX_ERROR_BODY],
-                headers=response.headers,
-                model=model,
+            raise self._status_error(
+                channel, response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
             )
+        return response
+
+    async def create(
+        self,
+        body: Mapping[str, Any],
+        *,
+        request_id: str,
+        model: str,
+        channel: Channel | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Mapping[str, Any]:
+        """One non-streaming Anthropic call. Raises `GatewayError`; the whole call is bounded by
+        `request_timeout`."""
+        channel = channel or _DEFAULT_CHANNEL
+        response = await self._send(channel, body, request_id, model, extra_headers)
         try:
             message = response.json()
         except ValueError as exc:
@@ -105,31 +186,75 @@ class Upstream:
             raise from_upstream(None, error if isinstance(error, dict) else {}, model=model)
         return message
 
+    async def create_raw(
+        self,
+        body: Mapping[str, Any],
+        *,
+        request_id: str,
+        model: str,
+        channel: Channel,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> tuple[bytes, str]:
+        """One non-streaming call whose answer is passed through: (body, content type)."""
+        response = await self._send(channel, body, request_id, model, extra_headers)
+        return response.content, response.headers.get("content-type", "application/json")
+
     @asynccontextmanager
     async def stream(
-        self, body: Mapping[str, Any], *, request_id: str, model: str
+        self,
+        body: Mapping[str, Any],
+        *,
+        request_id: str,
+        model: str,
+        channel: Channel | None = None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[AsyncIterator[Mapping[str, Any]]]:
-        """Open a streaming call. Errors before the stream starts raise `GatewayError` on entry; the yielded
-        iterator gives decoded events and raises `GatewayError` for a failure mid-stream. Leaving the block
-        closes the upstream connection at once (a client that went away stops the upstream request)."""
+        """Open a streaming Anthropic call. Errors before the stream starts raise `GatewayError` on entry; the
+        yielded iterator gives decoded events and raises `GatewayError` for a failure mid-stream. Leaving the
+        block closes the upstream connection at once (a client that went away stops the upstream request)."""
+        async with self.stream_raw(
+            body, request_id=request_id, model=model, channel=channel, extra_headers=extra_headers
+        ) as events:
+            yield _decoded(events)
+
+    @asynccontextmanager
+    async def stream_raw(
+        self,
+        body: Mapping[str, Any],
+        *,
+        request_id: str,
+        model: str,
+        channel: Channel | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+        """`stream`, yielding the SSE events undecoded (for answers that are passed through)."""
+        channel = channel or _DEFAULT_CHANNEL
         read = self._settings.stream_idle_timeout
-        request = self._request(body, request_id)
+        request = self._request(channel, body, request_id, extra_headers)
         request.extensions["timeout"] = httpx.Timeout(read, connect=self._settings.connect_timeout).as_dict()
         try:
             response = await self._client.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise GatewayError(
-                504, "The upstream provider did not start the stream in time.", type="server_error", code="timeout"
+            raise self._timed_out(
+                GatewayError(
+                    504,
+                    "The upstream provider did not start the stream in time.",
+                    type="server_error",
+                    code="timeout",
+                )
             ) from exc
         except httpx.HTTPError as exc:
-            raise server_error("Could not reach the upstream provider.") from exc
+            raise self._unreachable() from exc
         try:
             if response.status_code != 200:
                 content = await _read_limited(response)
-                raise from_upstream_body(response.status_code, content, headers=response.headers, model=model)
+                raise self._status_error(channel, response.status_code, content, response.headers, model)
             yield _events(response)
         finally:
             await response.aclose()
+
+
+_DEFAULT_CHANNEL = Channel("anthropic", "anthropic", "")
 
 
 async def _read_limited(response: httpx.Response) -> bytes:
@@ -144,17 +269,22 @@ async def _read_limited(response: httpx.Response) -> bytes:
     return bytes(content)
 
 
-async def _events(response: httpx.Response) -> AsyncIterator[Mapping[str, Any]]:
+async def _decoded(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[Mapping[str, Any]]:
+    async for sse in events:
+        try:
+            event = json.loads(sse.data)
+        except ValueError as exc:
+            raise server_error("The upstream provider sent a malformed stream event.") from exc
+        if isinstance(event, dict):
+            yield event
+
+
+async def _events(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
     decoder = SSEDecoder()
     try:
         async for chunk in response.aiter_bytes():
             for sse in decoder.feed(chunk):
-                try:
-                    event = json.loads(sse.data)
-                except ValueError as exc:
-                    raise server_error("The upstream provider sent a malformed stream event.") from exc
-                if isinstance(event, dict):
-                    yield event
+                yield sse
     except httpx.TimeoutException as exc:
         raise GatewayError(
             504, "The upstream provider stopped sending the stream.", type="server_error", code="timeout"

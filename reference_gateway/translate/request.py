@@ -32,8 +32,9 @@ class AnthropicRequest(TypedDict, total=False):
     stop_sequences: list[str]
     temperature: float
     top_p: float
-    thinking: dict[str, str]
+    thinking: dict[str, Any]
     output_config: dict[str, Any]
+    metadata: dict[str, Any]
     stream: bool
 
 
@@ -43,6 +44,8 @@ class RequestOptions:
 
     cache_off: bool = False
     session_header: str | None = None
+    # The client's headers that the profile forwards (`AnthropicChannel.forwarded_headers`), lower-case names.
+    client_headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Translated:
     session: str | None
     # http(s) images that were not in `images`: the body lacks them until they are fetched and passed in.
     remote_images: tuple[RemoteImage, ...] = field(default=())
+    # Extra upstream request headers (LYRouter: `anthropic-beta`).
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def parse_data_url(url: str) -> tuple[str, str] | None:
@@ -157,7 +162,7 @@ def _image_block(
     walk: _Walk,
 ) -> Block | None:
     if not model.vision:
-        raise invalid_request(profile.messages.images_unsupported.format(path=path), path)
+        raise profile.requests.images_unsupported.error(path=path)
     image_url = part.get("image_url")
     url = image_url.get("url") if isinstance(image_url, dict) else image_url
     url_path = f"{path}.image_url.url"
@@ -182,10 +187,14 @@ def _image_block(
     else:
         raise invalid_request(f"{url_path}: must be a data URL or an http(s) URL", url_path)
     # EZAT: "`detail` is ignored".
-    return walk.note_cache_control(part, {"type": "image", "source": source})
+    block: Block = {"type": "image", "source": source}
+    # LYRouter keeps markers only "on text content blocks and tool definitions".
+    return walk.note_cache_control(part, block) if profile.anthropic.cache_control_on_images else block
 
 
 def _file_block(part: Mapping[str, Any], path: str, profile: Profile, walk: _Walk) -> Block | None:
+    if not profile.anthropic.convert_files:
+        return None  # LYRouter: "Anthropic-protocol channels convert only text blocks and image blocks"
     file = part.get("file")
     file_path = f"{path}.file"
     if not isinstance(file, dict):
@@ -234,6 +243,8 @@ def _user_content(
         elif kind == "input_audio":
             _refuse_or_drop(profile.messages.input_audio_part, path=part_path)
             block = None
+        elif profile.anthropic.drop_unknown_parts:
+            block = None
         else:
             raise invalid_request(
                 f"{part_path}.type: unsupported content part type {kind!r}", f"{part_path}.type"
@@ -243,8 +254,19 @@ def _user_content(
     return blocks
 
 
-def _assistant_content(message: Mapping[str, Any], path: str, walk: _Walk) -> list[Block]:
-    blocks: list[Block] = []
+def _reasoning_blocks(message: Mapping[str, Any], profile: Profile) -> list[Block]:
+    """LYRouter: an assistant message put back with its `reasoning_blocks` hands the signed thinking blocks back
+    to the upstream, unchanged and first (Anthropic wants them before the text and tool calls)."""
+    raw = message.get("reasoning_blocks") if profile.anthropic.reasoning_output else None
+    if not isinstance(raw, list):
+        return []
+    return [
+        dict(b) for b in raw if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+    ]
+
+
+def _assistant_content(message: Mapping[str, Any], path: str, profile: Profile, walk: _Walk) -> list[Block]:
+    blocks: list[Block] = _reasoning_blocks(message, profile)
     content = message.get("content")
     if isinstance(content, str):
         if content:
@@ -254,6 +276,8 @@ def _assistant_content(message: Mapping[str, Any], path: str, walk: _Walk) -> li
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "refusal":
                 continue  # EZAT: "`refusal` parts are dropped".
+            if kind != "text" and profile.anthropic.drop_unknown_parts:
+                continue
             if kind != "text" or not isinstance(part.get("text"), str):
                 raise invalid_request(
                     f"{path}.content[{j}]: assistant messages accept text and refusal parts",
@@ -336,7 +360,7 @@ def _messages(
             content = _user_content(message.get("content"), f"{path}.content", model, profile, images, walk)
             turns.append({"role": "user", "content": content})
         elif role == "assistant":
-            blocks = _assistant_content(message, path, walk)
+            blocks = _assistant_content(message, path, profile, walk)
             if blocks:
                 turns.append({"role": "assistant", "content": blocks})
         elif role == "tool":
@@ -445,6 +469,39 @@ def _reasoning(raw: Any, model: ModelInfo, profile: Profile, forced: bool) -> tu
     return row.effort, row.thinking and not forced
 
 
+def _thinking_switch(enable: Any, budget: Any) -> dict[str, Any] | None:
+    """LYRouter "Reasoning parameters" for Anthropic-protocol channels: `enable_thinking: true` without a budget
+    → adaptive; `thinking_budget` > 0 → enabled with that budget; `enable_thinking: false` → off (it wins over a
+    budget: a reading)."""
+    if enable is False:
+        return None
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+        return {"type": "enabled", "budget_tokens": budget}
+    if enable is True:
+        return {"type": "adaptive"}
+    return None
+
+
+def _metadata(raw: Any, keys: tuple[str, ...] | None) -> dict[str, Any] | None:
+    """LYRouter: "`metadata` keeps only `user_id`"."""
+    if keys is None or not isinstance(raw, dict):
+        return None
+    kept = {k: raw[k] for k in keys if raw.get(k) is not None}
+    return kept or None
+
+
+def _needs_one_hour_beta(value: Any) -> bool:
+    """Whether any cache_control in the translated body asks for the 1-hour TTL."""
+    if isinstance(value, dict):
+        marker = value.get("cache_control")
+        if isinstance(marker, dict) and marker.get("ttl") == "1h":
+            return True
+        return any(_needs_one_hour_beta(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_needs_one_hour_beta(v) for v in value)
+    return False
+
+
 def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise invalid_request(f"{name}: must be a positive integer", name)
@@ -534,15 +591,16 @@ def chat_to_anthropic(
     effort, thinking = _reasoning(_forwarded(profile, body, "reasoning_effort"), model, profile, forced)
     output_format = _output_format(_forwarded(profile, body, "response_format"), profile)
 
-    limit = _forwarded(profile, body, "max_completion_tokens")
-    limit_name = "max_completion_tokens"
-    if limit is None:
-        limit, limit_name = _forwarded(profile, body, "max_tokens"), "max_tokens"
-    max_tokens = (
-        min(profile.default_max_tokens, model.max_output_tokens)
-        if limit is None
-        else _positive_int(limit, limit_name)
-    )
+    channel = profile.anthropic
+    limit, limit_name = None, ""
+    for name in channel.limit_fields:
+        limit, limit_name = _forwarded(profile, body, name), name
+        if limit is not None:
+            break
+    default_limit = profile.default_max_tokens
+    if channel.cap_default_to_model:
+        default_limit = min(default_limit, model.max_output_tokens)
+    max_tokens = default_limit if limit is None else _positive_int(limit, limit_name)
 
     stream = _forwarded(profile, body, "stream")
     if stream is not None and not isinstance(stream, bool):
@@ -582,13 +640,27 @@ def chat_to_anthropic(
         temperature = _number(temperature, "temperature")
     if top_p is not None:
         top_p = _number(top_p, "top_p")
-    if model.sampling and not thinking:
+    if not channel.sampling_by_capability:
+        # LYRouter: "the gateway does not rescale it".
+        if temperature is not None:
+            out["temperature"] = temperature
+        if top_p is not None:
+            out["top_p"] = top_p
+    elif model.sampling and not thinking:
         if temperature is not None:
             out["temperature"] = min(temperature, 1)
         if top_p is not None and top_p < 1:
             out["top_p"] = top_p
+    switch = _thinking_switch(
+        _forwarded(profile, body, "enable_thinking"), _forwarded(profile, body, "thinking_budget")
+    )
     if thinking:
         out["thinking"] = {"type": "adaptive"}
+    elif switch is not None:
+        out["thinking"] = switch
+    metadata = _metadata(_forwarded(profile, body, "metadata"), channel.metadata_keys)
+    if metadata is not None:
+        out["metadata"] = metadata
     output_config: dict[str, Any] = {}
     if effort is not None:
         output_config["effort"] = effort
@@ -599,4 +671,8 @@ def chat_to_anthropic(
     if stream:
         out["stream"] = True
     session = options.session_header or (key if isinstance(key, str) else None)
-    return Translated(out, bool(stream), include_usage, session, tuple(walk.remote))
+    headers = {k: v for k, v in options.client_headers.items() if k in channel.forwarded_headers}
+    if channel.one_hour_cache_beta is not None and _needs_one_hour_beta(out):
+        # LYRouter: "sets the anthropic-beta request header ... (overriding any value the client sent)".
+        headers["anthropic-beta"] = channel.one_hour_cache_beta
+    return Translated(out, bool(stream), include_usage, session, tuple(walk.remote), headers)

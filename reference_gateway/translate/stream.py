@@ -16,6 +16,7 @@ from reference_gateway.translate.response import (
     Usage,
     arguments_json,
     finish_reason,
+    string_or,
     usage_to_openai,
 )
 
@@ -64,6 +65,7 @@ class SSEDecoder:
 class Delta(TypedDict, total=False):
     role: Literal["assistant"]
     content: str
+    reasoning_content: str  # LYRouter: "the thinking process is in delta.reasoning_content"
     tool_calls: list[dict[str, Any]]
 
 
@@ -86,7 +88,7 @@ class Chunk(_ChunkBase, total=False):
     usage: Usage | None
 
 
-StreamItem = Chunk | ErrorEnvelope | Literal["[DONE]"]
+StreamItem = Chunk | ErrorEnvelope | Mapping[str, Any] | Literal["[DONE]"]
 
 
 def encode(item: StreamItem) -> bytes:
@@ -121,6 +123,8 @@ class StreamTranslator:
 
     def __init__(self, context: StreamContext) -> None:
         self._ctx = context
+        self._id = context.completion_id
+        self._model = context.model
         self._started = False
         self._finished = False
         self._tools: dict[int, _Tool] = {}
@@ -133,10 +137,10 @@ class StreamTranslator:
 
     def _chunk(self, delta: Delta, finish: FinishReason | None = None) -> Chunk:
         chunk: Chunk = {
-            "id": self._ctx.completion_id,
+            "id": self._id,
             "object": "chat.completion.chunk",
             "created": self._ctx.created,
-            "model": self._ctx.model,
+            "model": self._model,
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
         }
         if self._ctx.include_usage:
@@ -161,6 +165,10 @@ class StreamTranslator:
             message = event.get("message")
             if isinstance(message, Mapping):
                 self._usage = self._usage.updated(message.get("usage"))
+                if self._ctx.profile.anthropic.upstream_identity and not self._started:
+                    # LYRouter: the upstream's id and model name, in every chunk.
+                    self._id = string_or(message.get("id"), self._id)
+                    self._model = string_or(message.get("model"), self._model)
             return self._start()
         if kind == "content_block_start":
             return self._start() + self._block_start(event)
@@ -218,6 +226,13 @@ class StreamTranslator:
             return []
         if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
             return [self._chunk({"content": delta["text"]})]
+        if (
+            delta.get("type") == "thinking_delta"
+            and self._ctx.profile.anthropic.reasoning_output
+            and isinstance(delta.get("thinking"), str)
+            and delta["thinking"]
+        ):
+            return [self._chunk({"reasoning_content": delta["thinking"]})]
         if delta.get("type") == "input_json_delta":
             tool = self._tools.get(_int(event.get("index")))
             piece = delta.get("partial_json")
@@ -242,7 +257,12 @@ class StreamTranslator:
         if self._finished:
             return []
         self._finished = True
-        items: list[StreamItem] = [error.to_envelope()]
+        envelope: Mapping[str, Any] = error.to_envelope()
+        code = self._ctx.profile.stream_error_code
+        if code is not None:
+            # LYRouter: "an error event with "code": "stream_interrupted"".
+            envelope = {"error": {**error.to_object(), "code": code}}
+        items: list[StreamItem] = [envelope]
         if self._ctx.profile.stream_error == "error_then_done":
             items.append(DONE)
         return items
