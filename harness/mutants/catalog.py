@@ -65,9 +65,7 @@ class Mutant:
             return False
         if "request" in when and not holds(client, when["request"]):
             return False
-        if "stream" in when and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]:
-            return False
-        return True
+        return not ("stream" in when and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"])
 
 
 def _edits(raw: Any, where: str) -> tuple[Mapping[str, Any], ...]:

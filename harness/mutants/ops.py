@@ -227,7 +227,7 @@ def _objectify(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
 def _duplicate_item(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
     """Append a copy of a list item (a second choice), with its `index` advanced when it has one."""
     for container, key in locate(doc, parse_path(edit["path"])):
-        if isinstance(container, list):
+        if isinstance(container, list) and isinstance(key, int):
             item = copy.deepcopy(container[key])
             if isinstance(item, dict) and isinstance(item.get("index"), int):
                 item["index"] = len(container)
@@ -397,7 +397,7 @@ class SseEvent:
     def with_json(self, payload: Any) -> SseEvent:
         data = json.dumps(payload, separators=(",", ":"))
         others = tuple(ln for ln in self.lines if not ln.startswith("data:"))
-        return SseEvent(others + (f"data: {data}",))
+        return SseEvent((*others, f"data: {data}"))
 
     def encode(self) -> bytes:
         return ("\n".join(self.lines) + "\n\n").encode("utf-8")
@@ -427,7 +427,7 @@ def kind_of(event: SseEvent) -> str:
     if "error" in doc:
         return "error"
     if isinstance(doc.get("type"), str):
-        return "type:" + doc["type"]
+        return "type:" + str(doc["type"])
     choices = doc.get("choices")
     if choices == [] and doc.get("usage"):
         return "usage"
@@ -453,7 +453,7 @@ def selected(event: SseEvent, select: Any, index: int) -> bool:
         return any(selected(event, s, index) for s in select)
     if select == "first":
         return index == 0
-    return kind_of(event) == select
+    return bool(kind_of(event) == select)
 
 
 def edit_event(event: SseEvent, edits: Sequence[Mapping[str, Any]], index: int, ctx: Context) -> SseEvent:
@@ -533,8 +533,8 @@ def _comment_to_data(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
 def _merge_role(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """The role-only opening chunk is held and merged into the next chunk's delta."""
     if ev is None:
-        held = st.memo.pop("held", None)
-        return [held] if held else []
+        rest = st.memo.pop("held", None)
+        return [rest] if rest else []
     if st.memo.get("done_merging"):
         return [ev]
     if "held" not in st.memo:

@@ -21,8 +21,16 @@ import httpx
 import uvicorn
 
 from harness.mutants.catalog import Mutant, Side
-from harness.mutants.ops import Context, SseEvent, StreamRewriter, apply_edits, edit_headers, map_status, \
-    parse_block, split_sse
+from harness.mutants.ops import (
+    Context,
+    SseEvent,
+    StreamRewriter,
+    apply_edits,
+    edit_headers,
+    map_status,
+    parse_block,
+    split_sse,
+)
 
 MARKER_RE = re.compile(rb"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
 HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "host", "date", "server",
