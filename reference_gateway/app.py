@@ -232,6 +232,7 @@ class Gateway:
             forward=profile.upstream_errors == "forward",
             fallback_statuses=profile.fallback_statuses,
             canonical_json=profile.canonical_json,
+            wait_for_first_event=profile.wait_for_first_event,
         )
         self._upstream = Upstream(
             self.settings.upstream, transport=self.hooks.upstream_transport, style=style

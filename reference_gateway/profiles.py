@@ -153,6 +153,11 @@ class AnthropicChannel:
     drop_unknown_parts: bool
     # `file` parts: converted to `document` blocks, or dropped (LYRouter: only text and image blocks).
     convert_files: bool
+    # http(s) image URLs: passed on as Anthropic's url source (LYRouter), or downloaded and inlined (EZAT).
+    image_url_source: bool
+    # Data URLs: their base64 is decoded and the media type checked before anything is sent (EZAT), or the
+    # data is passed on as it is and the upstream judges it (LYRouter).
+    check_image_data: bool
     # cache_control on image parts is kept (EZAT) or dropped (LYRouter: "markers on text content blocks and
     # tool definitions are kept").
     cache_control_on_images: bool
@@ -195,6 +200,10 @@ class Profile:
     # Upstream statuses after which the next channel of the model is tried (before the first streamed byte);
     # connection failures and timeouts always move on.
     fallback_statuses: frozenset[int]
+    # An upstream stream counts as started at its first event, not at its response headers: a connection that
+    # fails before that event is an HTTP error and the next channel may be tried (LYRouter: "Once streaming
+    # output has started, the gateway no longer switches channels").
+    wait_for_first_event: bool
     # The catalog shipped for this profile (package resource name).
     catalog: str = "models.yaml"
     base_paths: tuple[str, ...] = field(default=("/v1", "/openai/v1"))
@@ -325,6 +334,8 @@ EZAT = Profile(
         metadata_keys=None,
         drop_unknown_parts=False,
         convert_files=True,
+        image_url_source=False,
+        check_image_data=True,
         cache_control_on_images=True,
         one_hour_cache_beta=None,
         forwarded_headers=(),
@@ -339,6 +350,7 @@ EZAT = Profile(
     stream_error_code=None,
     canonical_json=False,
     fallback_statuses=frozenset({429, 500, 502, 503, 504, 529}),
+    wait_for_first_event=False,
 )
 
 # LYRouter "Gateway behavior": removed for Anthropic-protocol channels, silently.
@@ -447,6 +459,8 @@ LYROUTER = Profile(
         metadata_keys=("user_id",),
         drop_unknown_parts=True,
         convert_files=False,
+        image_url_source=True,
+        check_image_data=False,
         cache_control_on_images=False,
         one_hour_cache_beta="extended-cache-ttl-2025-04-11",
         forwarded_headers=("anthropic-beta",),
@@ -471,6 +485,7 @@ LYROUTER = Profile(
     stream_error_code="stream_interrupted",
     canonical_json=True,
     fallback_statuses=frozenset({408, 429, 500, 502, 503, 504, 529}),
+    wait_for_first_event=True,
     catalog="models-lyrouter.yaml",
 )
 

@@ -58,6 +58,7 @@ class ErrorStyle:
     forward: bool = False
     fallback_statuses: frozenset[int] = field(default_factory=frozenset)
     canonical_json: bool = False
+    wait_for_first_event: bool = False
 
 
 class Upstream:
@@ -249,7 +250,17 @@ class Upstream:
             if response.status_code != 200:
                 content = await _read_limited(response)
                 raise self._status_error(channel, response.status_code, content, response.headers, model)
-            yield _events(response)
+            events = _events(response)
+            if not self._style.wait_for_first_event:
+                yield events
+                return
+            try:
+                first = await events.__anext__()
+            except StopAsyncIteration as exc:
+                raise self._unreachable() from exc
+            except GatewayError as exc:
+                raise (self._timed_out(exc) if exc.status == 504 else self._unreachable()) from exc
+            yield _prepend(first, events)
         finally:
             await response.aclose()
 
@@ -267,6 +278,14 @@ async def _read_limited(response: httpx.Response) -> bytes:
     except httpx.HTTPError:
         pass
     return bytes(content)
+
+
+async def _prepend(
+    first: ServerSentEvent, rest: AsyncIterator[ServerSentEvent]
+) -> AsyncIterator[ServerSentEvent]:
+    yield first
+    async for event in rest:
+        yield event
 
 
 async def _decoded(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[Mapping[str, Any]]:

@@ -74,18 +74,20 @@ class Translated:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-def parse_data_url(url: str) -> tuple[str, str] | None:
-    """`data:<type>;base64,<data>` → (type, data) when it is well-formed base64, else None."""
+def parse_data_url(url: str, *, validate: bool = True) -> tuple[str, str] | None:
+    """`data:<type>;base64,<data>` → (type, data) when it is well-formed (and, with `validate`, decodable
+    base64), else None."""
     if url[:5].lower() != "data:":
         return None
     header, comma, data = url[5:].partition(",")
     params = header.split(";")
     if not comma or not data or "base64" not in (p.strip().lower() for p in params[1:]):
         return None
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    if validate:
+        try:
+            base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return None
     return params[0].strip().lower(), data
 
 
@@ -169,15 +171,18 @@ def _image_block(
     if not isinstance(url, str) or not url:
         raise invalid_request(f"{url_path}: is required", url_path)
     scheme = url.split(":", 1)[0].lower()
+    checked = profile.anthropic.check_image_data
     if scheme == "data":
-        parsed = parse_data_url(url)
-        if parsed is None or parsed[0] not in IMAGE_TYPES:
+        parsed = parse_data_url(url, validate=checked)
+        if parsed is None or (checked and parsed[0] not in IMAGE_TYPES):
             raise invalid_request(
                 f"{url_path}: must be a base64 data URL (data:<type>;base64,<data>) of type "
                 "image/jpeg, image/png, image/gif or image/webp",
                 url_path,
             )
         source = {"type": "base64", "media_type": parsed[0], "data": parsed[1]}
+    elif scheme in ("http", "https") and profile.anthropic.image_url_source:
+        source = {"type": "url", "url": url}
     elif scheme in ("http", "https"):
         fetched = images.get(url_path)
         if fetched is None:
