@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import fnmatch
+import inspect
 import json
 import os
 import re
@@ -357,15 +358,18 @@ def record_scenario(
     import anthropic
     import vcr
 
-    recorder = vcr.VCR(
-        record_mode="all",
-        decode_compressed_response=True,
-        filter_headers=[(h, _redact_credential) for h in sorted(CREDENTIAL_HEADERS)],
-        before_record_request=_keep_request_headers,
-        before_record_response=_scrub_response_headers,
-        # Replaces the key wherever it shows up (an error body echoing it) before the file is saved.
-        filter_sensitive_data={KEY_PLACEHOLDER: key},
-    )
+    options: dict[str, Any] = {
+        "record_mode": "all",
+        "decode_compressed_response": True,
+        "filter_headers": [(h, _redact_credential) for h in sorted(CREDENTIAL_HEADERS)],
+        "before_record_request": _keep_request_headers,
+        "before_record_response": _scrub_response_headers,
+    }
+    if "filter_sensitive_data" in inspect.signature(vcr.VCR).parameters:
+        # vcrpy >= 9 (Python >= 3.11): replaces the key wherever it shows up (an error body echoing it)
+        # before the file is saved. Older vcrpy: the final scan below refuses a file that still holds it.
+        options["filter_sensitive_data"] = {KEY_PLACEHOLDER: key}
+    recorder = vcr.VCR(**options)
     tmp = workdir / f"{old.path.stem}.vcr.yaml"
     with (
         anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0) as client,
