@@ -84,3 +84,65 @@ def test_synthesized_sse_bodies_name_every_event(path: Path) -> None:
             event, data = block.split("\n")
             assert event.startswith("event: ") and data.startswith("data: ")
             assert json.loads(data[6:])["type"] == event[7:]
+
+
+OPENAI = sorted((ROOT / "cassettes" / "openai").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", OPENAI, ids=lambda p: p.stem)
+def test_openai_cassettes_are_openai_compatible(path: Path) -> None:
+    """wire-reference §2.1-§2.5/§2.7: the /chat/completions endpoint, provider openai, an x-request-id on every
+    answer; streams are `data:` lines only (no `event:`), chunk objects, one `choices: []` usage chunk, then
+    `data: [DONE]`; non-streamed answers are chat.completion objects or error envelopes."""
+    import json
+
+    from harness.cassette import endpoint_kind
+
+    cassette = load_named(f"openai/{path.stem}", cassettes_dir())
+    assert cassette.metadata.provider == "openai"
+    for interaction in cassette.interactions:
+        assert endpoint_kind(interaction.request.path) == "openai.chat"
+        assert interaction.response.headers.get("x-request-id"), "every answer carries x-request-id"
+        text = interaction.response.body.decode("utf-8")
+        if not interaction.response.is_sse:
+            body = json.loads(text)
+            if interaction.response.status == 200:
+                assert body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-")
+            else:
+                assert set(body["error"]) >= {"message", "type", "param", "code"}
+            continue
+        assert text.endswith("data: [DONE]\n\n")
+        events = text[:-2].split("\n\n")
+        payloads = []
+        for block in events:
+            assert block.startswith("data: ") and "\n" not in block, f"not a single data line: {block[:80]!r}"
+            payloads.append(block[6:])
+        assert payloads[-1] == "[DONE]"
+        chunks = [json.loads(p) for p in payloads[:-1]]
+        assert all(c["object"] == "chat.completion.chunk" and c["id"].startswith("chatcmpl-") for c in chunks)
+        assert len({c["id"] for c in chunks}) == 1
+        usage_chunks = [i for i, c in enumerate(chunks) if c["choices"] == [] and isinstance(c.get("usage"), dict)]
+        assert usage_chunks == [len(chunks) - 1], "exactly one usage chunk, last before [DONE]"
+
+
+def test_lyrouter_rules_pick_cassettes_by_channel_kind() -> None:
+    """The replay upstream answers an OpenAI-compatible channel only from `openai/` cassettes and an Anthropic one
+    only from `anthropic/` ones (it matches by endpoint), so a lyrouter rule's model role and cassette must agree."""
+    import yaml
+
+    profile = yaml.safe_load((SPECS / "lyrouter" / "profile.yaml").read_text(encoding="utf-8"))
+    anthropic_roles = {role for role, spec in profile["models"].items()
+                       if "Anthropic-protocol channel" in spec["description"] or role in ("MODEL_DEFAULT",)}
+    problems = []
+    for rule in all_rules():
+        if rule.profile != "lyrouter" or not rule.upstream or "cassette" not in rule.upstream:
+            continue
+        if rule.expect.get("upstream_calls") == 0:  # refused before routing: the cassette is never read
+            continue
+        model = rule.request.get("body", {}).get("model") if isinstance(rule.request.get("body"), dict) else None
+        if not isinstance(model, str) or not model.startswith("$"):
+            continue
+        kind = "anthropic" if model[1:] in anthropic_roles else "openai"
+        if not rule.upstream["cassette"].startswith(f"{kind}/"):
+            problems.append(f"{rule.id}: {model} is served by an {kind} channel, cassette {rule.upstream['cassette']}")
+    assert not problems, "\n".join(problems)

@@ -71,8 +71,51 @@ def rules_with_quotes() -> list[object]:
     return [rule for profile in all_profiles() for rule in catalog(profile).values()]
 
 
+def profiles_with_rules() -> list[str]:
+    return [p for p in all_profiles() if any(rule_files(SPECS / p))]
+
+
 def test_there_is_a_ledger_for_ezat() -> None:
     assert (SPECS / "coverage" / "ezat.yaml").is_file()
+
+
+@pytest.mark.parametrize("profile", profiles_with_rules())
+def test_every_profile_with_rules_has_a_ledger(profile: str) -> None:
+    """A catalog without a ledger would skip every check below; each profile with rules needs one."""
+    assert (SPECS / "coverage" / f"{profile}.yaml").is_file(), f"specs/coverage/{profile}.yaml is missing"
+
+
+def test_the_ledger_tests_cover_every_profile_with_a_ledger() -> None:
+    assert {p.stem for p in LEDGERS} >= set(profiles_with_rules())
+    assert {p.stem for p in LEDGERS} <= set(all_profiles()), "a ledger names a profile that has no profile.yaml"
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
+def test_ledger_rule_ids_belong_to_the_profile(path: Path) -> None:
+    data = ledger(path)
+    prefix = f"{data['profile']}/"
+    foreign = sorted({r for s in data["sentences"] for r in s.get("rules", ()) if not r.startswith(prefix)})
+    assert not foreign, f"rule ids of another profile in the {data['profile']} ledger: {foreign}"
+
+
+@pytest.mark.parametrize("profile", profiles_with_rules())
+def test_rule_ids_start_with_their_profile(profile: str) -> None:
+    wrong = sorted(rule_id for rule_id in catalog(profile) if not rule_id.startswith(f"{profile}/"))
+    assert not wrong, f"rules in specs/{profile}/ whose id names another profile: {wrong}"
+
+
+@pytest.mark.parametrize("profile", profiles_with_rules())
+def test_rule_roles_and_features_are_declared_in_the_profile(profile: str) -> None:
+    """Every `$ROLE` a rule uses and every feature it needs is described in specs/<profile>/profile.yaml."""
+    declared = yaml.safe_load((SPECS / profile / "profile.yaml").read_text(encoding="utf-8"))
+    roles, features = set(declared.get("models", {})), set(declared.get("features", {}))
+    problems = []
+    for rule in catalog(profile).values():
+        for role in sorted(set(rule.needs.models) - roles):
+            problems.append(f"{rule.id}: model role {role} is not in the profile")
+        for feature in sorted((set(rule.needs.features) | set(rule.needs.without)) - features):
+            problems.append(f"{rule.id}: feature {feature} is not in the profile")
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
