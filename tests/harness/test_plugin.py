@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def test_broken_gateway_fails_the_rule_that_catches_it(pytester: pytest.Pytester
     assert KEY not in stdout  # the gateway key never appears in evidence
 
 
-@pytest.mark.parametrize("bug", ["hang", "garbage"])
+@pytest.mark.parametrize("bug", ["hang", "garbage", "cut"])
 def test_hanging_or_garbage_gateway_fails_within_the_timeout(pytester: pytest.Pytester, rules_dir: Path,
                                                              replay: ReplayServer, bug: str) -> None:
     report = pytester.path / "r.json"
@@ -164,7 +165,10 @@ def test_hanging_or_garbage_gateway_fails_within_the_timeout(pytester: pytest.Py
     outcome = json.loads(report.read_text())["results"][0]
     assert outcome["outcome"] == "FAIL", outcome["reason"]
     stdout = result.stdout.str()
-    assert ("timed out" in stdout) if bug == "hang" else ("not json at all" in stdout)
+    evidence = {"hang": "timed out", "garbage": "not json at all", "cut": "half an ans"}[bug]
+    assert evidence in stdout  # the raw bytes (or the timeout) are in the account
+    if bug == "cut":
+        assert re.search(r"status 400 — (ReadError|RemoteProtocolError)", stdout)  # the broken transfer is named
 
 
 def test_live_mode_marks_scripted_rules_not_applicable(pytester: pytest.Pytester, rules_dir: Path,

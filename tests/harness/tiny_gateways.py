@@ -38,6 +38,12 @@ def make_gateway(upstream_url: str, bug: str | None = None) -> Starlette:
             await asyncio.sleep(30)
         if bug == "garbage":
             return Response(b"\x00\xffnot json at all", media_type="application/json")
+        if bug == "cut":
+            async def cut() -> AsyncIterator[bytes]:
+                yield b'{"error": {"message": "half an ans'
+                raise ConnectionResetError("the gateway drops the connection mid-body")
+
+            return StreamingResponse(cut(), status_code=400, media_type="application/json")
         body = await request.json()
         if body.get("n", 1) > 1 and bug != "drops-n":
             return _error(400, "n: only 1 choice per request is supported", "invalid_request_error", None)
