@@ -88,6 +88,11 @@ class MutatingProxy:
             self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0), limits=limits, trust_env=False)
         return self._http
 
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
@@ -242,9 +247,15 @@ class ProxyServer:
         server = uvicorn.Server(config)
         self._server = server
 
+        async def serve() -> None:
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                await self.app.aclose()  # pooled upstream connections close on this loop, not in __del__
+
         def run() -> None:
             try:
-                asyncio.run(server.serve(sockets=[sock]))
+                asyncio.run(serve())
             finally:
                 sock.close()
 
