@@ -243,29 +243,36 @@ def certify(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _replay_for_target(args: argparse.Namespace) -> Iterator[str | None]:
-    if args.upstream == "live":
-        yield None
+def replay_upstream(port: int | None = None, url: str | None = None) -> Iterator[str]:
+    """The replay upstream to use: the one at `url`, or one served here on 127.0.0.1:`port` (0/None: free)."""
+    if url:
+        yield url.rstrip("/")
         return
-    if args.replay_url:
-        yield args.replay_url.rstrip("/")
-        return
-    if args.replay_port is None:
-        raise ConfigError("certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
-                          "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
-                          "--replay-url URL, or --upstream live")
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
 
+    server = ReplayServer(cassettes_dir(), port=port or 0)
     try:
-        server = ReplayServer(cassettes_dir(), port=args.replay_port)
         server.start()
     except OSError as exc:
-        raise ConfigError(f"--replay-port {args.replay_port}: {exc}") from exc
+        raise ConfigError(f"--replay-port {port}: {exc}") from exc
     try:
         yield server.url
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def _replay_for_target(args: argparse.Namespace) -> Iterator[str | None]:
+    if args.upstream == "live":
+        yield None
+        return
+    if not args.replay_url and args.replay_port is None:
+        raise ConfigError("certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
+                          "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
+                          "--replay-url URL, or --upstream live")
+    with replay_upstream(args.replay_port, args.replay_url) as url:
+        yield url
 
 
 def build_parser() -> argparse.ArgumentParser:

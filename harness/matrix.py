@@ -6,12 +6,11 @@ The table is built by pure functions from results documents; `main` only runs ca
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import secrets
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -208,26 +207,6 @@ def _run_column(name: str, url: str, catalogs: Sequence[str], out_dir: Path, key
     return Column(name, tuple(documents), errors, url)
 
 
-@contextlib.contextmanager
-def _replay(replay_port: int | None, replay_url: str | None) -> Iterator[str]:
-    from harness.cli import ConfigError
-    from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
-
-    if replay_url:
-        yield replay_url.rstrip("/")
-        return
-    server = ReplayServer(cassettes_dir(), port=replay_port or 0)
-    try:
-        server.start()
-    except OSError as exc:
-        raise ConfigError(f"--replay-port {replay_port}: {exc}") from exc
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
 def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: Mapping[str, str] | None = None,
                reference: bool | None = None, rules: Sequence[str] = (), key: str | None = None,
                replay_port: int | None = None, replay_url: str | None = None, workers: int | None = None
@@ -239,6 +218,7 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
         embedded_features,
         profiles_with_rules,
         reference_gateway,
+        replay_upstream,
     )
     from harness.spec.loader import available_profiles
 
@@ -256,7 +236,7 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
     extra = [a for rule in rules for a in ("--rule", rule)] + (["-n", str(workers)] if workers else [])
     ref_key = "gc-" + secrets.token_hex(16)
     columns: list[Column] = []
-    with _replay(replay_port, replay_url) as upstream:
+    with replay_upstream(replay_port, replay_url) as upstream:
         for profile in selected if with_reference else []:
             name = f"reference ({profile})"
             column_dir = out_dir / _slug(name)
