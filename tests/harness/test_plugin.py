@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpcore  # noqa: F401  (httpx imports it lazily; see the note on harness imports below)
 import jsonschema
@@ -215,3 +216,86 @@ def test_bad_configuration_is_a_usage_error(pytester: pytest.Pytester, args: lis
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+EXPECTATIONS = """\
+profile: ezat
+gateway: tiny gateway
+expectations:
+  - rule: ezat/test/text
+    variant: {stream: false}
+    outcome: FAIL
+    reason: leaks Anthropic stop reasons
+    ticket: TINY-1
+    expires: "2999-01-01"
+"""
+
+
+def _expect(pytester: pytest.Pytester, gateway: str, replay: ReplayServer, text: str) -> tuple[pytest.RunResult, Any]:
+    expectations = pytester.path / "known.yaml.txt"  # not .yaml: it must not be collected as a rule file
+    expectations.write_text(text)
+    report = pytester.path / "r.json"
+    result = _run(pytester, gateway, replay, "--expectations", str(expectations), "--report-json", str(report), "-v")
+    return result, json.loads(report.read_text())
+
+
+def test_expected_failure_is_xfail_and_the_run_passes(pytester: pytest.Pytester, rules_dir: Path,
+                                                      replay: ReplayServer) -> None:
+    with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
+        result, document = _expect(pytester, gateway, replay, EXPECTATIONS)
+    outcomes = {(r["rule_id"], json.dumps(r["variant"])): r for r in document["results"]}
+    xfail = outcomes[("ezat/test/text", '{"stream": false}')]
+    assert xfail["outcome"] == "XFAIL"
+    assert xfail["expectation"]["ticket"] == "TINY-1"
+    # The streamed variant leaks too and is not covered by the entry: still a FAIL.
+    assert outcomes[("ezat/test/text", '{"stream": true}')]["outcome"] == "FAIL"
+    assert document["totals"]["XFAIL"] == 1
+    assert "ezat/test/text[stream=false] XFAIL" in result.stdout.str()
+
+
+def test_expected_failure_that_passes_is_xpass_and_fails_the_run(pytester: pytest.Pytester, rules_dir: Path,
+                                                                 replay: ReplayServer) -> None:
+    with serve(make_gateway(replay.url)) as gateway:
+        result, document = _expect(pytester, gateway, replay, EXPECTATIONS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert document["totals"]["XPASS"] == 1
+    assert "now passes" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [(("2999-01-01", "2001-01-01"), "expired on 2001-01-01 (TINY-1)"),
+     (("rule: ezat/test/text", "rule: ezat/test/gone-*"), "names no rule of profile ezat")],
+    ids=["expired", "unmatched"],
+)
+def test_a_rotten_expectations_file_fails_the_run(pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer,
+                                                  change: tuple[str, str], problem: str) -> None:
+    with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
+        result, document = _expect(pytester, gateway, replay, EXPECTATIONS.replace(*change))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert any(problem in p for p in document["expectation_problems"])
+    assert problem in result.stdout.str()
+
+
+def test_bad_expectations_file_is_a_usage_error(pytester: pytest.Pytester, rules_dir: Path,
+                                                replay: ReplayServer) -> None:
+    bad = pytester.path / "bad.txt"
+    bad.write_text("profile: ezat\nexpectations:\n  - rule: x\n    outcome: MAYBE\n    reason: r\n")
+    result = _run(pytester, "http://127.0.0.1:9", replay, "--expectations", str(bad))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "expectations/0/outcome" in result.stderr.str()
+
+
+def test_write_expectations_drafts_one_entry_per_failure(pytester: pytest.Pytester, rules_dir: Path,
+                                                         replay: ReplayServer) -> None:
+    out = pytester.path / "draft.txt"
+    with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
+        _run(pytester, gateway, replay, "--write-expectations", str(out))
+    import yaml
+
+    from harness.expectations import parse_expectations
+
+    draft = yaml.safe_load(out.read_text())
+    assert [(e["rule"], e["variant"], e["outcome"]) for e in draft["expectations"]] == [
+        ("ezat/test/text", {"stream": False}, "FAIL"), ("ezat/test/text", {"stream": True}, "FAIL")]
+    assert parse_expectations(draft, "draft", "ezat").entries[0].reason.startswith("TODO")
