@@ -286,6 +286,6 @@ def test_sampled_mutants_are_all_killed(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0, out
     report = json.loads((tmp_path / "kill-matrix.json").read_text())
     ran = [m for m in report["mutants"] if m["verdict"] != "NOT_RUN"]
-    assert len(ran) >= 12
+    assert len(ran) >= 10  # a sampled mutant that needs --feature slow is NOT_RUN
     assert {m["id"] for m in ran} >= set(ALWAYS)
     assert all(m["verdict"] == "KILLED" or m["survives_because"] for m in ran), out
