@@ -398,6 +398,13 @@ _REASONING_FIELDS = ("reasoning_effort", "enable_thinking", "thinking_budget")
 # - after a stream started, every failure is one error event with code `stream_interrupted` and no [DONE]
 #   ("data: [DONE] marks a normal end").
 # - stop reasons as in EZAT's table (pause_turn → stop, refusal → content_filter).
+# - https image URLs go on as Anthropic url sources (nothing is downloaded); data URLs are split, not decoded:
+#   the upstream judges the data. System and developer texts are joined with a blank line (as in EZAT).
+# - an upstream stream starts at its first event: a connection that closes (or stays silent past the idle
+#   timeout) before it is a 500 (504) HTML page, or the next channel; after it, `stream_interrupted`.
+# - OpenAI-compatible channels: `stream_options` is forced only when streaming; the upstream's error events
+#   inside a stream are passed on as they are; a stream cut short without [DONE] ends with stream_interrupted.
+# - fixed key order = keys sorted by code point, at every level; numbers printed like C's %.14g.
 LYROUTER = Profile(
     name="lyrouter",
     fields=MappingProxyType(
