@@ -6,6 +6,7 @@ The table is built by pure functions from results documents; `main` only runs ca
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import secrets
@@ -192,13 +193,27 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "gateway"
 
 
+def reference_model_map(gateway_profile: str, catalog: str) -> str | None:
+    """The reference gateway's own ids for another catalog's model roles (`reference_gateway/model_maps/`).
+
+    Found on disk next to the gateway package, never imported: the harness judges it over HTTP only.
+    """
+    spec = importlib.util.find_spec("reference_gateway")
+    if gateway_profile == catalog or spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model_maps" / gateway_profile / f"{catalog}.yaml"
+    return str(path) if path.is_file() else None
+
+
 def _run_column(name: str, url: str, catalogs: Sequence[str], out_dir: Path, key: str | None, replay_url: str,
-                extra: Sequence[str], features: tuple[str, ...]) -> Column:
+                extra: Sequence[str], features: tuple[str, ...], model_maps: Mapping[str, str | None] | None = None
+                ) -> Column:
     from harness.cli import HarnessFailure, Run, run_pytest
 
     documents, errors = [], {}
     for profile in catalogs:
-        run = Run(profile=profile, gateway_url=url, description=name, replay_url=replay_url, features=features)
+        run = Run(profile=profile, gateway_url=url, description=name, replay_url=replay_url, features=features,
+                  model_map=(model_maps or {}).get(profile))
         print(f"matrix: {name} x {profile} catalog", flush=True)
         try:
             documents.append(run_pytest(run, out_dir / profile, key, extra))
@@ -242,8 +257,9 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
             column_dir = out_dir / _slug(name)
             try:
                 with reference_gateway(profile, upstream, ref_key, column_dir / "gateway.log") as url:
+                    maps = {catalog: reference_model_map(profile, catalog) for catalog in catalogs}
                     columns.append(_run_column(name, url, catalogs, column_dir, ref_key, upstream, extra,
-                                               embedded_features(profile)))
+                                               embedded_features(profile), maps))
             except HarnessFailure as exc:
                 # _run_column catches its own failures: what reaches here is the gateway failing to start.
                 lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
