@@ -509,8 +509,10 @@ def _ending(view: views.StreamView, state: _State, error_expected: bool) -> None
 
 
 def _usage(mode: str, exchange: Exchange, state: _State, error_expected: bool) -> None:
+    because = "the rule requires one"
     if mode == "auto":
         mode = "required" if views.requested_usage(exchange) else "forbidden"
+        because = "stream_options.include_usage was set"
     if error_expected:
         mode = "forbidden"  # a failed stream is not billed: no usage chunk (specs/README.md, step 6)
     if len(state.usage_at) > 1:
@@ -525,10 +527,11 @@ def _usage(mode: str, exchange: Exchange, state: _State, error_expected: bool) -
             "stream",
             'a {"choices": [], "usage": {…}} chunk',
             None,
-            "no usage chunk (stream_options.include_usage was set)",
+            f"no usage chunk ({because})",
         )
     if mode == "forbidden" and state.usage_at:
-        why = "the stream failed" if error_expected else "stream_options.include_usage was not set"
+        why = ("the stream failed" if error_expected else
+               "stream_options.include_usage was not set" if because != "the rule requires one" else "the rule forbids one")
         state.add(
             f"stream[{state.usage_at[0]}]", "no usage chunk", "usage chunk", f"a usage chunk although {why}"
         )
