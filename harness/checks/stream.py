@@ -616,6 +616,8 @@ def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterato
             s_choice.get("finish_reason"),
             "streamed finish_reason differs",
         )
+    if isinstance(expected, Mapping) and expected.get("usage") is False:
+        return  # the profile documents different usage shapes for streams (e.g. LYRouter's Anthropic channels)
     s_usage, n_usage = streamed.document.get("usage"), plain.document.get("usage")
     if s_usage is None and not views.requested_usage(exchange):
         return  # nothing to compare: the stream was not asked for usage

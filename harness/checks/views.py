@@ -171,7 +171,12 @@ def assemble(chunks: Sequence[Any]) -> dict[str, Any]:
 
 
 def _new_choice(index: int) -> dict[str, Any]:
-    return {"index": index, "role": None, "content": [], "refusal": [], "calls": {}, "finish": []}
+    return {"index": index, "role": None, "content": [], "refusal": [], "calls": {}, "finish": [], "extra": {}}
+
+
+# Delta fields with their own assembly; any other string field (a gateway extension such as
+# `reasoning_content`) is concatenated into the assembled message under its own name.
+_DELTA_FIELDS = frozenset({"role", "content", "refusal", "tool_calls", "function_call", "audio"})
 
 
 def _accumulate(state: dict[str, Any], choice: Mapping[str, Any]) -> None:
@@ -187,6 +192,9 @@ def _accumulate(state: dict[str, Any], choice: Mapping[str, Any]) -> None:
         state["content"].append(delta["content"])
     if isinstance(delta.get("refusal"), str):
         state["refusal"].append(delta["refusal"])
+    for key, value in delta.items():
+        if key not in _DELTA_FIELDS and isinstance(value, str):
+            state["extra"].setdefault(key, []).append(value)
     calls = delta.get("tool_calls")
     if not isinstance(calls, list):
         return
@@ -214,6 +222,8 @@ def _finish_choice(state: Mapping[str, Any]) -> dict[str, Any]:
         "content": "".join(state["content"]) if state["content"] else None,
         "refusal": "".join(state["refusal"]) if state["refusal"] else None,
     }
+    for key, pieces in state["extra"].items():
+        message.setdefault(key, "".join(pieces))
     if state["calls"]:
         ordered = sorted(state["calls"].items(), key=lambda kv: (isinstance(kv[0], str), str(kv[0]).zfill(9)))
         message["tool_calls"] = [
