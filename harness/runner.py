@@ -358,7 +358,7 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
     if reason is not None:
         return Outcome(rule.id, variant, "NOT_APPLICABLE", reason=reason)
     use_replay = replay if target.upstream_mode == "replay" else None
-    before = _diagnostic_count(use_replay)
+    wall_started = time.time()  # replay diagnostics carry the (same host) wall time they were made at
     exchange: Exchange | None = None
     try:
         exchange = _exchange_once(rule, variant, target, client, use_replay)
@@ -374,7 +374,7 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Outcome(rule.id, variant, "HARNESS_ERROR", reason=f"{type(exc).__name__}: {exc}\n{detail}",
                        exchange=exchange, duration=time.monotonic() - started)
-    diagnostics = _new_diagnostics(use_replay, before) if violations else ()
+    diagnostics = _new_diagnostics(use_replay, wall_started) if violations else ()
     return Outcome(rule.id, variant, _judge(rule, violations, target.strict), violations=violations,
                    exchange=exchange, duration=time.monotonic() - started, diagnostics=diagnostics)
 
@@ -384,21 +384,12 @@ def _body_streams(rule: Rule) -> bool:
     return isinstance(body, Mapping) and body.get("stream") is True
 
 
-def _diagnostic_count(replay: ReplayClient | None) -> int:
-    """The sequence number of the newest replay diagnostic (entries carry a growing `seq`)."""
-    if replay is None:
-        return 0
-    try:
-        return max((int(d.get("seq", 0)) for d in replay.diagnostics()), default=0)
-    except ReplayError:
-        return 0
-
-
-def _new_diagnostics(replay: ReplayClient | None, before: int) -> tuple[Mapping[str, Any], ...]:
+def _new_diagnostics(replay: ReplayClient | None, since: float) -> tuple[Mapping[str, Any], ...]:
+    """Replay diagnostics made while this rule ran (fetched only for a failing rule)."""
     if replay is None:
         return ()
     try:
-        return tuple(d for d in replay.diagnostics() if int(d.get("seq", 0)) > before)
+        return tuple(d for d in replay.diagnostics() if float(d.get("at", since)) >= since)
     except ReplayError:
         return ()
 

@@ -153,3 +153,14 @@ def test_gateway_key_is_redacted_everywhere_in_evidence() -> None:
     assert _redact_bytes(b"echo k-123", "k-123") == b"echo <GATEWAY_KEY>"
     assert _redact_call(call, None) is call
     assert ReceivedResponse(200, {}, b"").raw == b""
+
+
+def test_failing_rule_gets_the_replay_diagnostics_made_while_it_ran() -> None:
+    from harness.runner import _new_diagnostics
+
+    class Replay:
+        def diagnostics(self) -> list[dict[str, Any]]:
+            return [{"seq": 1, "kind": "unmarked", "at": 99.0}, {"seq": 2, "kind": "unknown-marker", "at": 101.5}]
+
+    assert [d["seq"] for d in _new_diagnostics(Replay(), 100.0)] == [2]  # type: ignore[arg-type]
+    assert _new_diagnostics(None, 100.0) == ()
