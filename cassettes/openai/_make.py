@@ -16,10 +16,10 @@ regenerating gives byte-identical files. Recorded requests carry no credentials.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
-import string
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,9 @@ ANTHROPIC_DIR = HERE.parent / "anthropic"
 DATE = "2026-11-29"
 URI = "https://api.openai.com/v1/chat/completions"
 CREATED = 1795953600
-B62 = string.digits + string.ascii_letters
 
 
+@functools.cache
 def _load_anthropic_make() -> Any:
     spec = importlib.util.spec_from_file_location("anthropic_make", ANTHROPIC_DIR / "_make.py")
     assert spec and spec.loader
@@ -42,13 +42,8 @@ def _load_anthropic_make() -> Any:
 
 
 def _rand(name: str, salt: str, n: int) -> str:
-    digest = hashlib.sha256(f"openai/{name}/{salt}".encode()).digest()
-    num = int.from_bytes(digest, "big")
-    out = []
-    for _ in range(n):
-        num, r = divmod(num, 62)
-        out.append(B62[r])
-    return "".join(out)
+    # The Anthropic generator's deterministic base-62 ids, under an "openai/" namespace.
+    return str(_load_anthropic_make()._rand(f"openai/{name}", salt, n))
 
 
 def completion_id(name: str) -> str:
