@@ -145,6 +145,28 @@ class Received:
     headers: dict[str, str]
 
 
+async def answer_lifespan(receive: Any, send: Any) -> None:
+    """Acknowledge an ASGI lifespan until shutdown (the fake upstreams have nothing to set up)."""
+    while True:
+        msg = await receive()
+        if msg["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        else:
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def read_request(scope: Any, receive: Any) -> tuple[bytes, dict[str, str]]:
+    """The whole request body and its lower-cased headers."""
+    raw = b""
+    while True:
+        msg = await receive()
+        raw += msg.get("body", b"")
+        if not msg.get("more_body"):
+            break
+    return raw, {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+
+
 class FakeAnthropic:
     """An Anthropic Messages API stand-in: answers from a script, records what it received, and notices when
     a streaming client goes away (`stream_closed`)."""
@@ -177,20 +199,9 @@ class FakeAnthropic:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        raw = b""
-        while True:
-            msg = await receive()
-            raw += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            await answer_lifespan(receive, send)
+            return
+        raw, headers = await read_request(scope, receive)
         body = json.loads(raw) if raw else {}
         self.received.append(Received(body, headers))
         reply = self._next(body)

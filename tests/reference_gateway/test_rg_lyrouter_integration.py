@@ -11,7 +11,16 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import CLIENT_KEY, UPSTREAM_KEY, ServerThread, message, sse, text_events
+from conftest import (
+    CLIENT_KEY,
+    UPSTREAM_KEY,
+    ServerThread,
+    answer_lifespan,
+    message,
+    read_request,
+    sse,
+    text_events,
+)
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
@@ -85,17 +94,9 @@ class FakeUpstream:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (msg := await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
-        raw = b""
-        while True:
-            msg = await receive()
-            raw += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        raw, headers = await read_request(scope, receive)
         self.calls.append(Call(scope["path"], headers, raw))
         stream = bool(json.loads(raw).get("stream")) if raw else False
         answer = self.script.pop(0) if self.script else self.default(scope["path"], stream)
