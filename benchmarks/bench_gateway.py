@@ -95,7 +95,9 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 def _serve_upstream() -> None:
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # so asyncio sets TCP_NODELAY
+    sock = socket.socket(
+        socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )  # so asyncio sets TCP_NODELAY
     sock.bind(("127.0.0.1", 0))
     print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     uvicorn.Server(uvicorn.Config(upstream_app, log_level="warning", access_log=False)).run(sockets=[sock])

@@ -39,7 +39,14 @@ CREDENTIAL_HEADERS = frozenset(
 )
 # Response headers that identify an account; dropped by `scrub`, harmless when already absent.
 ACCOUNT_HEADERS = frozenset(
-    {"set-cookie", "anthropic-organization-id", "openai-organization", "openai-project", "cf-ray", "x-envoy-upstream-service-time"}
+    {
+        "set-cookie",
+        "anthropic-organization-id",
+        "openai-organization",
+        "openai-project",
+        "cf-ray",
+        "x-envoy-upstream-service-time",
+    }
 )
 REDACTED = "<REDACTED>"
 
@@ -146,7 +153,9 @@ def has_secret_text(text: str) -> bool:
     return any(p.search(text) for p in _SECRET_PATTERNS)
 
 
-def scrub_headers(headers: Mapping[str, Iterable[str]], *, drop: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
+def scrub_headers(
+    headers: Mapping[str, Iterable[str]], *, drop: Iterable[str] = ()
+) -> dict[str, tuple[str, ...]]:
     """Lower-cased headers with credentials replaced by placeholders and `drop` names removed."""
     dropped = {d.lower() for d in drop}
     out: dict[str, tuple[str, ...]] = {}
@@ -222,7 +231,9 @@ def cassette_from_dict(data: Any, *, path: Path, name: str) -> Cassette:
         raise CassetteError(path, "not a cassette: the top level must be a mapping")
     version = data.get("version")
     if version != CASSETTE_FORMAT_VERSION:
-        raise CassetteError(path, f"unsupported cassette version {version!r} (expected {CASSETTE_FORMAT_VERSION})")
+        raise CassetteError(
+            path, f"unsupported cassette version {version!r} (expected {CASSETTE_FORMAT_VERSION})"
+        )
     metadata = _provenance(data.get("metadata"), path)
     raw = data.get("interactions")
     if not isinstance(raw, list) or not raw:
@@ -233,7 +244,9 @@ def cassette_from_dict(data: Any, *, path: Path, name: str) -> Cassette:
 
 def _provenance(meta: Any, path: Path) -> Provenance:
     if not isinstance(meta, dict):
-        raise CassetteError(path, "missing provenance: top-level `metadata` mapping with origin, date, provider, ...")
+        raise CassetteError(
+            path, "missing provenance: top-level `metadata` mapping with origin, date, provider, ..."
+        )
     origin = meta.get("origin")
     if origin not in ("recorded", "synthesized"):
         raise CassetteError(path, f"metadata.origin must be 'recorded' or 'synthesized', not {origin!r}")
@@ -306,7 +319,11 @@ def _parse_json(body: bytes) -> Any:
 
 def _interaction(item: Any, path: Path, index: int) -> Interaction:
     where = f"interactions[{index}]"
-    if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(item.get("response"), dict):
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("request"), dict)
+        or not isinstance(item.get("response"), dict)
+    ):
         raise CassetteError(path, f"{where} needs `request` and `response` mappings")
     req, resp = item["request"], item["response"]
     uri = req.get("uri")
@@ -368,7 +385,11 @@ def cassette_to_dict(cassette: Cassette) -> dict[str, Any]:
                 },
             }
         )
-    return {"interactions": interactions, "metadata": cassette.metadata.to_dict(), "version": CASSETTE_FORMAT_VERSION}
+    return {
+        "interactions": interactions,
+        "metadata": cassette.metadata.to_dict(),
+        "version": CASSETTE_FORMAT_VERSION,
+    }
 
 
 def write_cassette(path: str | Path, cassette: Cassette) -> Path:

@@ -71,8 +71,21 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
     """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
     port = _free_port()
     env = {**os.environ, "REFERENCE_GATEWAY_API_KEYS": key, "ANTHROPIC_API_KEY": "gc-replay-upstream-key"}
-    cmd = [sys.executable, "-m", "reference_gateway", "--profile", profile, "--upstream-url", upstream_url,
-           "--host", "127.0.0.1", "--port", str(port), "--allow-image-host", "127.0.0.1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "reference_gateway",
+        "--profile",
+        profile,
+        "--upstream-url",
+        upstream_url,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--allow-image-host",
+        "127.0.0.1",
+    ]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -102,7 +115,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    raise HarnessFailure(f"the reference gateway did not become healthy at {url} within {timeout:g}s (log: {log})")
+    raise HarnessFailure(
+        f"the reference gateway did not become healthy at {url} within {timeout:g}s (log: {log})"
+    )
 
 
 # --- running the rules ------------------------------------------------------------------------------
@@ -115,10 +130,32 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
     # An empty ini of our own: the user's (or this repo's) pytest configuration must not leak in.
     ini.write_text("[pytest]\n", encoding="utf-8")
     results = out_dir / "results.json"
-    cmd = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(out_dir), "-p", "no:cacheprovider",
-           "-q", "--no-header", "-rN", "--gateway-url", run.gateway_url, "--profile", run.profile,
-           "--report-json", str(results), "--junitxml", str(out_dir / "junit.xml"),
-           "-o", "junit_family=xunit2", "-o", f"junit_suite_name=gateway-conformance-{run.profile}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(out_dir),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--no-header",
+        "-rN",
+        "--gateway-url",
+        run.gateway_url,
+        "--profile",
+        run.profile,
+        "--report-json",
+        str(results),
+        "--junitxml",
+        str(out_dir / "junit.xml"),
+        "-o",
+        "junit_family=xunit2",
+        "-o",
+        f"junit_suite_name=gateway-conformance-{run.profile}",
+    ]
     if run.upstream == "live":
         cmd += ["--upstream", "live"]
     elif run.replay_url:
@@ -134,8 +171,10 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
         env[KEY_ENV] = key
     proc = subprocess.run(cmd, env=env, check=False)
     if proc.returncode in (3, 4) or not results.is_file():
-        raise HarnessFailure(f"pytest could not run the {run.profile} catalog (exit {proc.returncode}); "
-                             f"command: {' '.join(cmd)}")
+        raise HarnessFailure(
+            f"pytest could not run the {run.profile} catalog (exit {proc.returncode}); "
+            f"command: {' '.join(cmd)}"
+        )
     document: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
     document["target"]["description"] = run.description
     results.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -153,16 +192,20 @@ def summarize(documents: Sequence[dict[str, Any]]) -> str:
             counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
         rows = [*sorted(areas.items()), ("(all)", doc["totals"])]
         for area, c in rows:
-            lines.append(f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
-                         f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6}")
+            lines.append(
+                f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
+                f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6}"
+            )
     return "\n".join(lines)
 
 
 def exit_code(documents: Sequence[dict[str, Any]]) -> int:
     if any(d["totals"].get("HARNESS_ERROR", 0) or d.get("collection_errors", 0) for d in documents):
         return EXIT_HARNESS
-    if any(d["totals"].get("FAIL", 0) or d["totals"].get("XPASS", 0) or d.get("expectation_problems")
-           for d in documents):
+    if any(
+        d["totals"].get("FAIL", 0) or d["totals"].get("XPASS", 0) or d.get("expectation_problems")
+        for d in documents
+    ):
         return EXIT_FAILURES
     return EXIT_OK
 
@@ -204,12 +247,20 @@ def certify(args: argparse.Namespace) -> int:
             raise ConfigError(f"--model-map {args.model_map}: no such file")
         key = args.gateway_key or os.environ.get(KEY_ENV)
         with _replay_for_target(args) as replay_url:
-            run = Run(profile=args.profile[0], gateway_url=args.gateway_url, description=args.gateway_url,
-                      replay_url=replay_url, features=tuple(args.feature),
-                      model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
-                      upstream=args.upstream)
-            print(f"certifying {args.gateway_url} against profile {run.profile} (upstream: {args.upstream}"
-                  f"{'' if not replay_url else ' at ' + replay_url})", flush=True)
+            run = Run(
+                profile=args.profile[0],
+                gateway_url=args.gateway_url,
+                description=args.gateway_url,
+                replay_url=replay_url,
+                features=tuple(args.feature),
+                model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
+                upstream=args.upstream,
+            )
+            print(
+                f"certifying {args.gateway_url} against profile {run.profile} (upstream: {args.upstream}"
+                f"{'' if not replay_url else ' at ' + replay_url})",
+                flush=True,
+            )
             documents.append(run_pytest(run, report_dir / run.profile, key, extra))
     else:
         profiles = args.profile or profiles_with_rules()
@@ -224,10 +275,18 @@ def certify(args: argparse.Namespace) -> int:
         with ReplayServer(cassettes_dir()) as replay:
             for profile in profiles:
                 with reference_gateway(profile, replay.url, key, report_dir / profile / "gateway.log") as url:
-                    run = Run(profile=profile, gateway_url=url, description="reference gateway (embedded)",
-                              replay_url=replay.url, features=(*embedded_features(profile), *args.feature))
-                    print(f"certifying the embedded reference gateway against profile {profile} "
-                          f"(replay upstream at {replay.url})", flush=True)
+                    run = Run(
+                        profile=profile,
+                        gateway_url=url,
+                        description="reference gateway (embedded)",
+                        replay_url=replay.url,
+                        features=(*embedded_features(profile), *args.feature),
+                    )
+                    print(
+                        f"certifying the embedded reference gateway against profile {profile} "
+                        f"(replay upstream at {replay.url})",
+                        flush=True,
+                    )
                     documents.append(run_pytest(run, report_dir / profile, key, extra))
 
     from harness.report import write_reports
@@ -237,8 +296,13 @@ def certify(args: argparse.Namespace) -> int:
     print(summarize(documents))
     print(f"\nreport: {report_dir}")
     code = exit_code(documents)
-    print({EXIT_OK: "verdict: all rules as expected", EXIT_FAILURES: "verdict: unexpected failures",
-           EXIT_HARNESS: "verdict: the harness itself failed (HARNESS_ERROR); see the report"}[code])
+    print(
+        {
+            EXIT_OK: "verdict: all rules as expected",
+            EXIT_FAILURES: "verdict: unexpected failures",
+            EXIT_HARNESS: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
+        }[code]
+    )
     return code
 
 
@@ -268,9 +332,11 @@ def _replay_for_target(args: argparse.Namespace) -> Iterator[str | None]:
         yield None
         return
     if not args.replay_url and args.replay_port is None:
-        raise ConfigError("certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
-                          "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
-                          "--replay-url URL, or --upstream live")
+        raise ConfigError(
+            "certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
+            "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
+            "--replay-url URL, or --upstream live"
+        )
     with replay_upstream(args.replay_port, args.replay_url) as url:
         yield url
 
@@ -279,20 +345,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway-conformance", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("certify", help="run the rules and write a report (default: the embedded reference gateway, "
-                       "every profile)")
+    c = sub.add_parser(
+        "certify",
+        help="run the rules and write a report (default: the embedded reference gateway, every profile)",
+    )
     c.add_argument("--gateway-url", help="your gateway's OpenAI base URL (e.g. http://127.0.0.1:8080/v1)")
     c.add_argument("--gateway-key", help=f"its API key (default: ${KEY_ENV})")
-    c.add_argument("--profile", action="append", help="profile(s) to certify (repeatable; with --gateway-url: one)")
+    c.add_argument(
+        "--profile", action="append", help="profile(s) to certify (repeatable; with --gateway-url: one)"
+    )
     c.add_argument("--model-map", help="YAML mapping of model roles to your model ids")
-    c.add_argument("--replay-port", type=int, help="serve the replay upstream on 127.0.0.1:P for your gateway")
+    c.add_argument(
+        "--replay-port", type=int, help="serve the replay upstream on 127.0.0.1:P for your gateway"
+    )
     c.add_argument("--replay-url", help="use a replay upstream already running (serve-upstream)")
     c.add_argument("--upstream", choices=("replay", "live"), default="replay")
     c.add_argument("--feature", action="append", default=[], help="declare an optional feature (repeatable)")
     c.add_argument("--rule", action="append", default=[], help="only rules whose id matches this glob")
     c.add_argument("--strict", action="store_true", help="failed SHOULD rules fail the run")
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
-    c.add_argument("--expectations", help="known failures of this gateway (XFAIL); see specs/schema/expectations")
+    c.add_argument(
+        "--expectations", help="known failures of this gateway (XFAIL); see specs/schema/expectations"
+    )
     c.add_argument("--write-expectations", help="write an expectations file from this run's failures")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
 
@@ -303,10 +377,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Subcommands that own their arguments: "module:function" taking argv (after the name), returning an exit code.
 DELEGATED = {
-    "serve-upstream": ("harness.replay:serve_upstream_main", "run the replay upstream standalone for any gateway"),
+    "serve-upstream": (
+        "harness.replay:serve_upstream_main",
+        "run the replay upstream standalone for any gateway",
+    ),
     "record": ("harness.record:main", "regenerate cassettes against a live provider"),
     "matrix": ("harness.matrix:main", "rule-by-gateway compatibility matrix across profiles"),
-    "report": ("harness.report:main", "render reports (HTML certificate, Markdown, badge) from results files"),
+    "report": (
+        "harness.report:main",
+        "render reports (HTML certificate, Markdown, badge) from results files",
+    ),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
 }
 

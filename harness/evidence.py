@@ -51,8 +51,10 @@ def _upstream_text(calls: tuple[UpstreamCall, ...] | None) -> str:
         parts.append(f"  [{i}] {call.method} {call.path}\n{_headers(call.headers)}\n\n    {_text(call.body)}")
         if call.served is not None:
             source = call.served.cassette or "fault"
-            parts.append(f"      → served {call.served.status} from {source}"
-                         f"{'' if call.served.interaction is None else f' #{call.served.interaction}'}")
+            parts.append(
+                f"      → served {call.served.status} from {source}"
+                f"{'' if call.served.interaction is None else f' #{call.served.interaction}'}"
+            )
     return "\n".join(parts)
 
 
@@ -74,9 +76,14 @@ def failure_text(rule: Rule, outcome: Outcome, rerun: str) -> str:
             lines.append(f"      actual:   {_short(v.actual)}")
     ex = outcome.exchange
     if ex is not None:
-        lines += ["request sent to the gateway:", _request_text(ex.request),
-                  "gateway answer:", _response_text(ex.response),
-                  "upstream requests the gateway made:", _upstream_text(ex.upstream)]
+        lines += [
+            "request sent to the gateway:",
+            _request_text(ex.request),
+            "gateway answer:",
+            _response_text(ex.response),
+            "upstream requests the gateway made:",
+            _upstream_text(ex.upstream),
+        ]
     if outcome.diagnostics:
         lines.append("replay upstream diagnostics during this rule (under -n, may include other rules'):")
         lines += [f"  - {_short(d, 500)}" for d in outcome.diagnostics]
@@ -91,17 +98,36 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
     def call(c: UpstreamCall) -> dict[str, Any]:
         served = None
         if c.served is not None:
-            served = {"status": c.served.status, "headers": dict(c.served.headers), "body": _text(c.served.body, 20000),
-                      "cassette": c.served.cassette, "interaction": c.served.interaction}
-        return {"method": c.method, "path": c.path, "headers": dict(c.headers), "body": _text(c.body, 20000),
-                "served": served}
+            served = {
+                "status": c.served.status,
+                "headers": dict(c.served.headers),
+                "body": _text(c.served.body, 20000),
+                "cassette": c.served.cassette,
+                "interaction": c.served.interaction,
+            }
+        return {
+            "method": c.method,
+            "path": c.path,
+            "headers": dict(c.headers),
+            "body": _text(c.body, 20000),
+            "served": served,
+        }
 
     return {
-        "request": {"method": ex.request.method, "url": ex.request.url, "headers": dict(ex.request.headers),
-                    "body": _text(ex.request.body, 20000)},
-        "response": {"status": ex.response.status, "headers": dict(ex.response.headers),
-                     "body": _text(ex.response.raw, 50000), "transport_error": ex.response.transport_error,
-                     "elapsed": round(ex.response.elapsed, 4), "truncated": ex.response.truncated},
+        "request": {
+            "method": ex.request.method,
+            "url": ex.request.url,
+            "headers": dict(ex.request.headers),
+            "body": _text(ex.request.body, 20000),
+        },
+        "response": {
+            "status": ex.response.status,
+            "headers": dict(ex.response.headers),
+            "body": _text(ex.response.raw, 50000),
+            "transport_error": ex.response.transport_error,
+            "elapsed": round(ex.response.elapsed, 4),
+            "truncated": ex.response.truncated,
+        },
         "upstream": None if ex.upstream is None else [call(c) for c in ex.upstream],
     }
 
@@ -121,8 +147,13 @@ def result_json(rule: Rule, outcome: Outcome, rerun: str, nodeid: str = "") -> d
         "outcome": outcome.outcome,
         "reason": outcome.reason or None,
         "violations": [
-            {"check": v.check, "path": v.path, "expected": _jsonable(v.expected), "actual": _jsonable(v.actual),
-             "message": v.message}
+            {
+                "check": v.check,
+                "path": v.path,
+                "expected": _jsonable(v.expected),
+                "actual": _jsonable(v.actual),
+                "message": v.message,
+            }
             for v in outcome.violations
         ],
         "duration": round(outcome.duration, 4),

@@ -29,7 +29,9 @@ class ReceivedResponse:
     status: int | None
     headers: Mapping[str, str]
     raw: bytes  # the body bytes as they arrived (streams included), capped by the runner
-    transport_error: str | None = None  # "timeout after 30s", "connection reset", ... (after any bytes received)
+    transport_error: str | None = (
+        None  # "timeout after 30s", "connection reset", ... (after any bytes received)
+    )
     elapsed: float = 0.0
     truncated: bool = False  # the runner stopped reading at its byte cap
 

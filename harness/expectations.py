@@ -57,8 +57,10 @@ class Expectations:
         problems = []
         for entry in self.entries:
             if entry.expires is not None and entry.expires < today:
-                problems.append(f"expectation for {entry.rule!r} expired on {entry.expires.isoformat()}"
-                                f"{' (' + entry.ticket + ')' if entry.ticket else ''}: fix the gateway or renew it")
+                problems.append(
+                    f"expectation for {entry.rule!r} expired on {entry.expires.isoformat()}"
+                    f"{' (' + entry.ticket + ')' if entry.ticket else ''}: fix the gateway or renew it"
+                )
             if not any(fnmatch.fnmatchcase(rule_id, entry.rule) for rule_id in ids):
                 problems.append(f"expectation {entry.rule!r} names no rule of profile {self.profile}")
         return problems
@@ -81,7 +83,9 @@ def parse_expectations(data: Any, source: str, profile: str) -> Expectations:
     from harness.paths import schema_path
 
     schema = json.loads(schema_path("expectations").read_text(encoding="utf-8"))
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)
+    )
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
@@ -95,9 +99,19 @@ def parse_expectations(data: Any, source: str, profile: str) -> Expectations:
             try:
                 expires = date.fromisoformat(raw["expires"])
             except ValueError as exc:
-                raise ExpectationsError(f"{source}: {raw['rule']}: expires {raw['expires']!r} is not a date") from exc
-        entries.append(Expectation(rule=raw["rule"], outcome=raw["outcome"], reason=raw["reason"],
-                                   variant=raw.get("variant"), ticket=raw.get("ticket"), expires=expires))
+                raise ExpectationsError(
+                    f"{source}: {raw['rule']}: expires {raw['expires']!r} is not a date"
+                ) from exc
+        entries.append(
+            Expectation(
+                rule=raw["rule"],
+                outcome=raw["outcome"],
+                reason=raw["reason"],
+                variant=raw.get("variant"),
+                ticket=raw.get("ticket"),
+                expires=expires,
+            )
+        )
     return Expectations(profile=profile, entries=tuple(entries))
 
 
@@ -122,8 +136,11 @@ def from_failures(profile: str, results: Sequence[Mapping[str, Any]], gateway: s
         else:
             continue
         first = r["violations"][0]["message"] if r.get("violations") else (r.get("reason") or "")
-        entry: dict[str, Any] = {"rule": r["rule_id"], "outcome": outcome,
-                                 "reason": f"TODO: why this failure is known ({first[:160]})"}
+        entry: dict[str, Any] = {
+            "rule": r["rule_id"],
+            "outcome": outcome,
+            "reason": f"TODO: why this failure is known ({first[:160]})",
+        }
         if r["variant"]:
             entry["variant"] = r["variant"]
         entries.append(entry)

@@ -75,9 +75,11 @@ class RuleItem(pytest.Item):
         if final == "XFAIL":
             pytest.xfail(f"expected failure: {expectation.reason if expectation else ''}")
         if final == "XPASS":
-            raise RuleFailure(f"XPASS: {self.rule.id} [{variant_label(self.variant)}] now passes, but the expectations "
-                              f"file says {expectation.outcome if expectation else '?'} ({expectation.reason if expectation else ''}); "
-                              "remove or narrow the entry")
+            raise RuleFailure(
+                f"XPASS: {self.rule.id} [{variant_label(self.variant)}] now passes, but the expectations "
+                f"file says {expectation.outcome if expectation else '?'} ({expectation.reason if expectation else ''}); "
+                "remove or narrow the entry"
+            )
         if final in ("FAIL", "HARNESS_ERROR"):
             raise RuleFailure(failure_text(self.rule, outcome, self.rerun_command()))
 
@@ -105,7 +107,6 @@ class RuleItem(pytest.Item):
         return self.path, self.rule.line - 1 if self.rule.line else None, f"rule {self.name}"
 
 
-
 class ExpectationsCheck(pytest.Item):
     """Fails the run when the expectations file has rotted: expired entries, entries naming no rule."""
 
@@ -114,7 +115,9 @@ class ExpectationsCheck(pytest.Item):
         self.problems = problems
 
     def runtest(self) -> None:
-        raise RuleFailure("the expectations file needs attention:\n" + "\n".join(f"  - {p}" for p in self.problems))
+        raise RuleFailure(
+            "the expectations file needs attention:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         return str(excinfo.value)

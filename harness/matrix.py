@@ -19,7 +19,9 @@ from typing import Any
 
 from harness.report_html import CSS, chip, esc, run_date, short_json, variant_label
 
-NOT_RUN = "NOT_RUN"  # the gateway could not be judged on this profile's catalog (did not start, pytest failed)
+NOT_RUN = (
+    "NOT_RUN"  # the gateway could not be judged on this profile's catalog (did not start, pytest failed)
+)
 ABSENT = ""  # the gateway's run has no such rule variant (filtered out, or an older catalog)
 
 
@@ -79,18 +81,33 @@ def matrix_rows(columns: Sequence[Column]) -> list[Row]:
                 notes.append("")
         # A gateway that was not run says nothing about the rule: it neither agrees nor differs.
         judged = {c for c in cells if c != NOT_RUN}
-        rows.append(Row(key[0], key[1], key[2], str(first["level"]), str(first["title"]), tuple(cells),
-                        tuple(notes), len(judged) > 1))
+        rows.append(
+            Row(
+                key[0],
+                key[1],
+                key[2],
+                str(first["level"]),
+                str(first["title"]),
+                tuple(cells),
+                tuple(notes),
+                len(judged) > 1,
+            )
+        )
     return rows
 
 
 def _column_status(column: Column) -> str:
     if column.documents:
-        parts = [f"{d['profile']['name']}: {d['totals'].get('PASS', 0)} pass, {d['totals'].get('FAIL', 0)} fail, "
-                 f"{d['totals'].get('WARN', 0)} warn" for d in column.documents]
+        parts = [
+            f"{d['profile']['name']}: {d['totals'].get('PASS', 0)} pass, {d['totals'].get('FAIL', 0)} fail, "
+            f"{d['totals'].get('WARN', 0)} warn"
+            for d in column.documents
+        ]
     else:
         parts = []
-    parts += [f"{profile}: {why.splitlines()[0] if why else 'not run'}" for profile, why in column.errors.items()]
+    parts += [
+        f"{profile}: {why.splitlines()[0] if why else 'not run'}" for profile, why in column.errors.items()
+    ]
     return "; ".join(parts) or "no results"
 
 
@@ -106,9 +123,14 @@ def _md(text: str) -> str:
 def matrix_markdown(columns: Sequence[Column]) -> str:
     rows = matrix_rows(columns)
     differ = [r for r in rows if r.differs]
-    out = ["# gateway-conformance matrix", "",
-           f"{len(rows)} rule variants x {len(columns)} gateways · {len(differ)} differ · {_dated(columns)}", "",
-           "| gateway | results |", "|---|---|"]
+    out = [
+        "# gateway-conformance matrix",
+        "",
+        f"{len(rows)} rule variants x {len(columns)} gateways · {len(differ)} differ · {_dated(columns)}",
+        "",
+        "| gateway | results |",
+        "|---|---|",
+    ]
     out += [f"| {_md(c.name)} | {_md(_column_status(c))} |" for c in columns]
     head = "| rule | variant | " + " | ".join(_md(c.name) for c in columns) + " |"
     rule = "|---|---|" + "---|" * len(columns)
@@ -118,7 +140,9 @@ def matrix_markdown(columns: Sequence[Column]) -> str:
         return f"| `{r.rule_id}` | {r.variant} | {cells} |"
 
     out += ["", f"## Where the gateways differ ({len(differ)})", ""]
-    out += [head, rule, *map(line, differ)] if differ else ["Nowhere: every rule variant has the same outcome."]
+    out += (
+        [head, rule, *map(line, differ)] if differ else ["Nowhere: every rule variant has the same outcome."]
+    )
     out += ["", f"## All rule variants ({len(rows)})", "", head, rule, *map(line, rows), ""]
     return "\n".join(out)
 
@@ -131,16 +155,31 @@ def matrix_html(columns: Sequence[Column]) -> str:
     for r in rows:
         cells = []
         for cell, note in zip(r.cells, r.notes, strict=True):
-            shown = chip(cell) if cell not in (NOT_RUN, ABSENT) else (
-                '<span class="muted">not run</span>' if cell == NOT_RUN else '<span class="muted">—</span>')
-            why = f'<div class="why">{esc(short_json(note, 140))}</div>' if note and cell not in ("PASS", NOT_RUN) else ""
+            shown = (
+                chip(cell)
+                if cell not in (NOT_RUN, ABSENT)
+                else (
+                    '<span class="muted">not run</span>'
+                    if cell == NOT_RUN
+                    else '<span class="muted">—</span>'
+                )
+            )
+            why = (
+                f'<div class="why">{esc(short_json(note, 140))}</div>'
+                if note and cell not in ("PASS", NOT_RUN)
+                else ""
+            )
             cells.append(f'<td title="{esc(note)}">{shown}{why}</td>')
         text = " ".join([r.profile, r.rule_id, r.variant, r.title, *r.cells]).lower()
-        body.append(f'<tr data-differs="{int(r.differs)}" data-text="{esc(text)}"{" class=differs" if r.differs else ""}>'
-                    f'<td><code>{esc(r.rule_id)}</code><div class="variant">{esc(r.variant)}</div>'
-                    f'<div class="why">{esc(r.level)} · {esc(r.title)}</div></td>{"".join(cells)}</tr>')
-    gateways = "".join(f"<li><b>{esc(c.name)}</b> <span class='muted'>{esc(c.url)}</span><br>"
-                       f"{esc(_column_status(c))}</li>" for c in columns)
+        body.append(
+            f'<tr data-differs="{int(r.differs)}" data-text="{esc(text)}"{" class=differs" if r.differs else ""}>'
+            f'<td><code>{esc(r.rule_id)}</code><div class="variant">{esc(r.variant)}</div>'
+            f'<div class="why">{esc(r.level)} · {esc(r.title)}</div></td>{"".join(cells)}</tr>'
+        )
+    gateways = "".join(
+        f"<li><b>{esc(c.name)}</b> <span class='muted'>{esc(c.url)}</span><br>{esc(_column_status(c))}</li>"
+        for c in columns
+    )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -153,7 +192,8 @@ def matrix_html(columns: Sequence[Column]) -> str:
         'outcome…" aria-label="text filter"><label><input id="d" type="checkbox"> only where the gateways differ'
         '</label><span id="shown" class="muted"></span></div>'
         f'<table class="rules matrix" id="matrix"><thead><tr><th>rule</th>{heads}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></main><script>{MATRIX_SCRIPT}</script></body></html>\n')
+        f"<tbody>{''.join(body)}</tbody></table></main><script>{MATRIX_SCRIPT}</script></body></html>\n"
+    )
 
 
 MATRIX_CSS = """
@@ -201,19 +241,35 @@ def reference_model_map(gateway_profile: str, catalog: str) -> str | None:
     spec = importlib.util.find_spec("reference_gateway")
     if gateway_profile == catalog or spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model_maps" / gateway_profile / f"{catalog}.yaml"
+    path = (
+        Path(next(iter(spec.submodule_search_locations))) / "model_maps" / gateway_profile / f"{catalog}.yaml"
+    )
     return str(path) if path.is_file() else None
 
 
-def _run_column(name: str, url: str, catalogs: Sequence[str], out_dir: Path, key: str | None, replay_url: str,
-                extra: Sequence[str], features: tuple[str, ...], model_maps: Mapping[str, str | None] | None = None
-                ) -> Column:
+def _run_column(
+    name: str,
+    url: str,
+    catalogs: Sequence[str],
+    out_dir: Path,
+    key: str | None,
+    replay_url: str,
+    extra: Sequence[str],
+    features: tuple[str, ...],
+    model_maps: Mapping[str, str | None] | None = None,
+) -> Column:
     from harness.cli import HarnessFailure, Run, run_pytest
 
     documents, errors = [], {}
     for profile in catalogs:
-        run = Run(profile=profile, gateway_url=url, description=name, replay_url=replay_url, features=features,
-                  model_map=(model_maps or {}).get(profile))
+        run = Run(
+            profile=profile,
+            gateway_url=url,
+            description=name,
+            replay_url=replay_url,
+            features=features,
+            model_map=(model_maps or {}).get(profile),
+        )
         print(f"matrix: {name} x {profile} catalog", flush=True)
         try:
             documents.append(run_pytest(run, out_dir / profile, key, extra))
@@ -222,10 +278,17 @@ def _run_column(name: str, url: str, catalogs: Sequence[str], out_dir: Path, key
     return Column(name, tuple(documents), errors, url)
 
 
-def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: Mapping[str, str] | None = None,
-               reference: bool | None = None, rules: Sequence[str] = (), key: str | None = None,
-               replay_port: int | None = None, replay_url: str | None = None, workers: int | None = None
-               ) -> list[Column]:
+def run_matrix(
+    out_dir: Path,
+    profiles: Sequence[str] | None = None,
+    gateways: Mapping[str, str] | None = None,
+    reference: bool | None = None,
+    rules: Sequence[str] = (),
+    key: str | None = None,
+    replay_port: int | None = None,
+    replay_url: str | None = None,
+    workers: int | None = None,
+) -> list[Column]:
     """Run the catalogs (profiles with rules) against each gateway; by default the reference in each profile."""
     from harness.cli import (
         ConfigError,
@@ -241,12 +304,16 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
     selected = list(profiles or available_profiles())
     catalogs = [p for p in profiles_with_rules() if p in selected]
     if not catalogs:
-        raise ConfigError(f"no selected profile has rules to run ({', '.join(selected)}; profiles with rules: "
-                          f"{', '.join(profiles_with_rules()) or 'none'})")
+        raise ConfigError(
+            f"no selected profile has rules to run ({', '.join(selected)}; profiles with rules: "
+            f"{', '.join(profiles_with_rules()) or 'none'})"
+        )
     gateways = dict(gateways or {})
     if gateways and replay_port is None and replay_url is None:
-        raise ConfigError("--gateway needs the replay upstream at a known address: --replay-port P (point each "
-                          "gateway's Anthropic base URL at 127.0.0.1:P) or --replay-url URL")
+        raise ConfigError(
+            "--gateway needs the replay upstream at a known address: --replay-port P (point each "
+            "gateway's Anthropic base URL at 127.0.0.1:P) or --replay-url URL"
+        )
     with_reference = (not gateways) if reference is None else reference
     extra = [a for rule in rules for a in ("--rule", rule)] + (["-n", str(workers)] if workers else [])
     ref_key = "gc-" + secrets.token_hex(16)
@@ -258,13 +325,28 @@ def run_matrix(out_dir: Path, profiles: Sequence[str] | None = None, gateways: M
             try:
                 with reference_gateway(profile, upstream, ref_key, column_dir / "gateway.log") as url:
                     maps = {catalog: reference_model_map(profile, catalog) for catalog in catalogs}
-                    columns.append(_run_column(name, url, catalogs, column_dir, ref_key, upstream, extra,
-                                               embedded_features(profile), maps))
+                    columns.append(
+                        _run_column(
+                            name,
+                            url,
+                            catalogs,
+                            column_dir,
+                            ref_key,
+                            upstream,
+                            extra,
+                            embedded_features(profile),
+                            maps,
+                        )
+                    )
             except HarnessFailure as exc:
                 # _run_column catches its own failures: what reaches here is the gateway failing to start.
                 lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
                 # The first line says what happened, the log's last line usually why.
-                why = "did not start: " + " … ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else "did not start"
+                why = (
+                    "did not start: " + " … ".join(dict.fromkeys([lines[0], lines[-1]]))
+                    if lines
+                    else "did not start"
+                )
                 columns.append(Column(name, (), dict.fromkeys(catalogs, why)))
         for name, url in gateways.items():
             columns.append(_run_column(name, url, catalogs, out_dir / _slug(name), key, upstream, extra, ()))
@@ -290,12 +372,24 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="gateway-conformance matrix",
         description="Run every profile's catalog against several gateways (default: the embedded reference "
-                    "gateway started in each profile) and write a rule x gateway table (matrix.html, matrix.md).")
-    parser.add_argument("--profiles", help="comma-separated profiles: the catalogs to run, and where to start the "
-                        "reference gateway (default: all)")
-    parser.add_argument("--gateway", action="append", type=_gateway, default=[], metavar="NAME=URL",
-                        help="a gateway to compare (repeatable); its upstream must be the replay upstream")
-    parser.add_argument("--reference", action="store_true", help="with --gateway: also the reference gateway columns")
+        "gateway started in each profile) and write a rule x gateway table (matrix.html, matrix.md).",
+    )
+    parser.add_argument(
+        "--profiles",
+        help="comma-separated profiles: the catalogs to run, and where to start the "
+        "reference gateway (default: all)",
+    )
+    parser.add_argument(
+        "--gateway",
+        action="append",
+        type=_gateway,
+        default=[],
+        metavar="NAME=URL",
+        help="a gateway to compare (repeatable); its upstream must be the replay upstream",
+    )
+    parser.add_argument(
+        "--reference", action="store_true", help="with --gateway: also the reference gateway columns"
+    )
     parser.add_argument("--gateway-key", help=f"the --gateway gateways' API key (default: ${KEY_ENV})")
     parser.add_argument("--replay-port", type=int, help="serve the replay upstream on 127.0.0.1:P")
     parser.add_argument("--replay-url", help="use a replay upstream already running")
@@ -310,9 +404,17 @@ def main(argv: Sequence[str]) -> int:
     out_dir = Path(args.out or Path("gc-matrix") / stamp).resolve()
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()] if args.profiles else None
     try:
-        columns = run_matrix(out_dir, profiles, dict(args.gateway), args.reference or None, args.rule,
-                             args.gateway_key or os.environ.get(KEY_ENV), args.replay_port, args.replay_url,
-                             args.workers)
+        columns = run_matrix(
+            out_dir,
+            profiles,
+            dict(args.gateway),
+            args.reference or None,
+            args.rule,
+            args.gateway_key or os.environ.get(KEY_ENV),
+            args.replay_port,
+            args.replay_url,
+            args.workers,
+        )
     except ConfigError as exc:
         print(f"gateway-conformance matrix: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG

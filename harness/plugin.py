@@ -31,34 +31,85 @@ SKIP_DIRS = frozenset({"schema", "coverage"})
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gateway-conformance", "gateway conformance (OpenAI-compatible gateways)")
-    group.addoption("--gateway-url", metavar="URL", help="OpenAI base URL of the gateway under test "
-                    "(as an SDK takes it, e.g. http://127.0.0.1:8080/openai/v1). Enables the rules.")
+    group.addoption(
+        "--gateway-url",
+        metavar="URL",
+        help="OpenAI base URL of the gateway under test "
+        "(as an SDK takes it, e.g. http://127.0.0.1:8080/openai/v1). Enables the rules.",
+    )
     group.addoption("--gateway-key", metavar="KEY", help=f"API key for the gateway (default: ${KEY_ENV}).")
-    group.addoption("--profile", metavar="NAME", help="which documented gateway's rules to run (ezat, lyrouter, relay).")
-    group.addoption("--model-map", metavar="FILE", help="YAML mapping of model roles ($MODEL, ...) to your model ids; "
-                    "a role mapped to null makes its rules NOT_APPLICABLE.")
-    group.addoption("--replay-url", metavar="URL", help="a replay upstream that is already running "
-                    "(gateway-conformance serve-upstream).")
-    group.addoption("--replay-port", metavar="P", type=int, help="serve the replay upstream on 127.0.0.1:P "
-                    "(point the gateway's Anthropic base URL there).")
-    group.addoption("--upstream", choices=("replay", "live"), default="replay",
-                    help="replay: the gateway talks to the replay upstream (default); live: to real providers, "
-                    "rules that need a scripted upstream are NOT_APPLICABLE.")
-    group.addoption("--rule", metavar="GLOB", action="append", default=[], help="run only rules whose id matches "
-                    "(repeatable), e.g. 'ezat/streaming/*'.")
-    group.addoption("--rule-timeout", metavar="S", type=float, default=30.0,
-                    help="seconds a rule may take before the gateway's answer counts as hung (default 30).")
-    group.addoption("--feature", metavar="NAME", action="append", default=[], help="declare an optional feature "
-                    "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.")
-    group.addoption("--strict-rules", action="store_true", dest="gc_strict",
-                    help="a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).")
-    group.addoption("--expectations", metavar="FILE", help="known failures of this gateway (YAML, "
-                    "specs/schema/expectations.schema.json): they become XFAIL; an XPASS, an expired entry or an "
-                    "entry naming no rule fails the run.")
-    group.addoption("--write-expectations", metavar="FILE", help="write an expectations file covering this run's "
-                    "failures (fill in the reasons).")
-    group.addoption("--report-json", metavar="PATH", help="write every rule's outcome to this JSON file "
-                    "(specs/schema/report.schema.json).")
+    group.addoption(
+        "--profile", metavar="NAME", help="which documented gateway's rules to run (ezat, lyrouter, relay)."
+    )
+    group.addoption(
+        "--model-map",
+        metavar="FILE",
+        help="YAML mapping of model roles ($MODEL, ...) to your model ids; "
+        "a role mapped to null makes its rules NOT_APPLICABLE.",
+    )
+    group.addoption(
+        "--replay-url",
+        metavar="URL",
+        help="a replay upstream that is already running (gateway-conformance serve-upstream).",
+    )
+    group.addoption(
+        "--replay-port",
+        metavar="P",
+        type=int,
+        help="serve the replay upstream on 127.0.0.1:P (point the gateway's Anthropic base URL there).",
+    )
+    group.addoption(
+        "--upstream",
+        choices=("replay", "live"),
+        default="replay",
+        help="replay: the gateway talks to the replay upstream (default); live: to real providers, "
+        "rules that need a scripted upstream are NOT_APPLICABLE.",
+    )
+    group.addoption(
+        "--rule",
+        metavar="GLOB",
+        action="append",
+        default=[],
+        help="run only rules whose id matches (repeatable), e.g. 'ezat/streaming/*'.",
+    )
+    group.addoption(
+        "--rule-timeout",
+        metavar="S",
+        type=float,
+        default=30.0,
+        help="seconds a rule may take before the gateway's answer counts as hung (default 30).",
+    )
+    group.addoption(
+        "--feature",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="declare an optional feature "
+        "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.",
+    )
+    group.addoption(
+        "--strict-rules",
+        action="store_true",
+        dest="gc_strict",
+        help="a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).",
+    )
+    group.addoption(
+        "--expectations",
+        metavar="FILE",
+        help="known failures of this gateway (YAML, "
+        "specs/schema/expectations.schema.json): they become XFAIL; an XPASS, an expired entry or an "
+        "entry naming no rule fails the run.",
+    )
+    group.addoption(
+        "--write-expectations",
+        metavar="FILE",
+        help="write an expectations file covering this run's failures (fill in the reasons).",
+    )
+    group.addoption(
+        "--report-json",
+        metavar="PATH",
+        help="write every rule's outcome to this JSON file (specs/schema/report.schema.json).",
+    )
 
 
 @dataclass
@@ -124,8 +175,10 @@ def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]
         raise pytest.UsageError(f"--model-map {path}: expected a mapping of ROLE: model-id (or null)")
     unknown = sorted(set(data) - set(profile.models))
     if unknown:
-        raise pytest.UsageError(f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
-                                f"profile {profile.name} has {', '.join(sorted(profile.models))}")
+        raise pytest.UsageError(
+            f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
+            f"profile {profile.name} has {', '.join(sorted(profile.models))}"
+        )
     models.update(data)
     return models
 
@@ -172,7 +225,9 @@ def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
         server = ReplayServer(cassettes_dir(), port=opt.replay_port)
         server.start()
     except OSError as exc:
-        raise pytest.UsageError(f"--replay-port {opt.replay_port}: cannot serve the replay upstream: {exc}") from exc
+        raise pytest.UsageError(
+            f"--replay-port {opt.replay_port}: cannot serve the replay upstream: {exc}"
+        ) from exc
     return server.url, server
 
 
@@ -187,7 +242,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     opt = config.option
     if not opt.profile:
-        raise pytest.UsageError("--gateway-url needs --profile NAME (which gateway's documented rules to run)")
+        raise pytest.UsageError(
+            "--gateway-url needs --profile NAME (which gateway's documented rules to run)"
+        )
     try:
         profile = load_profile(opt.profile)
     except SpecError as exc:
@@ -216,8 +273,14 @@ def pytest_configure(config: pytest.Config) -> None:
         rule_timeout=opt.rule_timeout,
         strict=opt.gc_strict,
     )
-    state = SessionState(target=target, profile=profile, rule_patterns=list(opt.rule),
-                         rerun_base=_rerun_base(config), replay_server=server, expectations=expectations)
+    state = SessionState(
+        target=target,
+        profile=profile,
+        rule_patterns=list(opt.rule),
+        rerun_base=_rerun_base(config),
+        replay_server=server,
+        expectations=expectations,
+    )
     if replay_url and not _is_worker(config):
         probe = ReplayClient(replay_url)
         try:
@@ -256,8 +319,9 @@ class ConformanceRun:
             return None
         return SpecFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
 
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         if self.state.expectations is None:
             return
         from datetime import datetime, timezone
@@ -266,7 +330,11 @@ class ConformanceRun:
         from harness.paths import specs_dir
         from harness.spec import load_rule_file, rule_files
 
-        catalog = [r.id for path in rule_files(specs_dir() / self.state.profile.name) for r in load_rule_file(path).rules]
+        catalog = [
+            r.id
+            for path in rule_files(specs_dir() / self.state.profile.name)
+            for r in load_rule_file(path).rules
+        ]
         catalog += [item.rule.id for item in items if hasattr(item, "rule")]  # rules from user-given paths
         problems = self.state.expectations.stale(catalog, datetime.now(timezone.utc).date())
         self.state.expectation_problems = problems
@@ -277,7 +345,9 @@ class ConformanceRun:
         node.workerinput["gc_replay_url"] = self.state.target.replay_url
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, Any]:
         from harness.items import RuleItem
 
         report = yield
@@ -316,12 +386,19 @@ class ConformanceRun:
 
             from harness.expectations import from_failures
 
-            document = from_failures(self.state.profile.name, self.state.results, self.state.target.gateway_url)
-            Path(config.option.write_expectations).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+            document = from_failures(
+                self.state.profile.name, self.state.results, self.state.target.gateway_url
+            )
+            Path(config.option.write_expectations).write_text(
+                yaml.safe_dump(document, sort_keys=False), encoding="utf-8"
+            )
         if not config.option.report_json:
             return
-        write_report(Path(config.option.report_json), self.state, collection_errors=session.testsfailed
-                     if session.testscollected == 0 else 0)
+        write_report(
+            Path(config.option.report_json),
+            self.state,
+            collection_errors=session.testsfailed if session.testscollected == 0 else 0,
+        )
 
 
 def report_document(state: SessionState, collection_errors: int = 0) -> dict[str, Any]:
@@ -346,8 +423,12 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
             "features": sorted(target.features),
             "strict": target.strict,
         },
-        "timings": {"started": state.started, "finished": finished, "duration": round(finished - state.started, 3),
-                    "rule_seconds": round(sum(r["duration"] for r in results), 3)},
+        "timings": {
+            "started": state.started,
+            "finished": finished,
+            "duration": round(finished - state.started, 3),
+            "rule_seconds": round(sum(r["duration"] for r in results), 3),
+        },
         "totals": totals,
         "collection_errors": collection_errors,
         "expectation_problems": list(state.expectation_problems),
@@ -357,5 +438,7 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
 
 def write_report(path: Path, state: SessionState, collection_errors: int = 0) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report_document(state, collection_errors), indent=2, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(report_document(state, collection_errors), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )

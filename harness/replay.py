@@ -56,7 +56,16 @@ MARKER_RE = re.compile(r"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
 HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "date", "server"})
 UPSTREAM_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk"})
 FAULT_KEYS = frozenset(
-    {"status", "body", "headers", "error_after_events", "error", "drop_after_bytes", "first_byte_delay", "pause_after_events"}
+    {
+        "status",
+        "body",
+        "headers",
+        "error_after_events",
+        "error",
+        "drop_after_bytes",
+        "first_byte_delay",
+        "pause_after_events",
+    }
 )
 DEFAULT_STREAM_ERROR: Mapping[str, Any] = {"type": "overloaded_error", "message": "Overloaded"}
 BIG_FILE_BYTES = 10 * 1024 * 1024 + 1  # over "10 MB" whichever way a doc counts it
@@ -113,7 +122,9 @@ _HUNG_UP_FILTER = _HungUpFilter()
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (
+        struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    )
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -123,7 +134,9 @@ _PNG_IHDR_1X1 = _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0)
 @cache
 def tiny_png() -> bytes:
     pixel = b"\x00" + b"\xd9\x77\x57\xff"  # filter byte + one RGBA pixel
-    return _PNG_SIGNATURE + _PNG_IHDR_1X1 + _png_chunk(b"IDAT", zlib.compress(pixel)) + _png_chunk(b"IEND", b"")
+    return (
+        _PNG_SIGNATURE + _PNG_IHDR_1X1 + _png_chunk(b"IDAT", zlib.compress(pixel)) + _png_chunk(b"IEND", b"")
+    )
 
 
 def _jpeg_segment(marker: int, payload: bytes) -> bytes:
@@ -227,9 +240,13 @@ def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
 
 def error_body(kind: str | None, status: int, message: str, error_type: str | None = None) -> bytes:
     """A provider-style error envelope: OpenAI's on the chat channel, Anthropic's elsewhere."""
-    etype = error_type or _ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    etype = error_type or _ANTHROPIC_ERROR_TYPES.get(
+        status, "api_error" if status >= 500 else "invalid_request_error"
+    )
     if kind == "openai.chat":
-        return json.dumps({"error": {"message": message, "type": etype, "param": None, "code": None}}).encode()
+        return json.dumps(
+            {"error": {"message": message, "type": etype, "param": None, "code": None}}
+        ).encode()
     return json.dumps({"type": "error", "error": {"type": etype, "message": message}}).encode()
 
 
@@ -251,7 +268,12 @@ def fault_answer(kind: str | None, fault: Mapping[str, Any]) -> Answer:
         data = json.dumps(body).encode()
         ctype = "application/json"
     headers.setdefault("content-type", ctype)
-    return Answer(status=status, headers=tuple(headers.items()), body=data, sse=headers["content-type"].startswith("text/event-stream"))
+    return Answer(
+        status=status,
+        headers=tuple(headers.items()),
+        body=data,
+        sse=headers["content-type"].startswith("text/event-stream"),
+    )
 
 
 def _recut(pieces: list[tuple[float, bytes]], sizes: list[int]) -> list[tuple[float, bytes]]:
@@ -344,7 +366,12 @@ def cassette_answer(cassette: Cassette, index: int) -> Answer:
     resp = cassette.interactions[index].response
     headers = tuple((k, v) for k, values in resp.headers.items() if k not in HOP_BY_HOP for v in values)
     return Answer(
-        status=resp.status, headers=headers, body=resp.body, sse=resp.is_sse, cassette=cassette.name, interaction=index
+        status=resp.status,
+        headers=headers,
+        body=resp.body,
+        sse=resp.is_sse,
+        cassette=cassette.name,
+        interaction=index,
     )
 
 
@@ -386,10 +413,16 @@ def _validate_upstream(upstream: Any) -> dict[str, Any]:
         if "status" in fault and not (isinstance(fault["status"], int) and 100 <= fault["status"] <= 599):
             raise ReplayConfigError("fault.status must be an integer 100-599")
     rechunk = upstream.get("rechunk")
-    if rechunk is not None and rechunk != "bytewise" and not (
-        isinstance(rechunk, list) and rechunk and all(isinstance(s, int) and s >= 1 for s in rechunk)
+    if (
+        rechunk is not None
+        and rechunk != "bytewise"
+        and not (
+            isinstance(rechunk, list) and rechunk and all(isinstance(s, int) and s >= 1 for s in rechunk)
+        )
     ):
-        raise ReplayConfigError("upstream.rechunk must be 'bytewise' or a non-empty list of positive integers")
+        raise ReplayConfigError(
+            "upstream.rechunk must be 'bytewise' or a non-empty list of positive integers"
+        )
     return dict(upstream)
 
 
@@ -491,8 +524,15 @@ class ReplayState:
         excerpt = redact_text(body[:240].decode("utf-8", errors="replace"))
         with self._lock:
             self._seq += 1
-            entry = {"seq": self._seq, "kind": kind, "message": message, "path": path, "excerpt": excerpt,
-                     "at": time.time(), **extra}
+            entry = {
+                "seq": self._seq,
+                "kind": kind,
+                "message": message,
+                "path": path,
+                "excerpt": excerpt,
+                "at": time.time(),
+                **extra,
+            }
             self._diagnostics.append(entry)
 
     def diagnostics(self) -> list[dict[str, Any]]:
@@ -622,9 +662,15 @@ def build_app(state: ReplayState) -> Starlette:
         case, seen = state.find_case(body)
         if case is None:
             if seen:
-                diag, msg = "unknown-marker", f"case marker {seen[0]} is not registered (stale or from another run)"
+                diag, msg = (
+                    "unknown-marker",
+                    f"case marker {seen[0]} is not registered (stale or from another run)",
+                )
             else:
-                diag, msg = "unmarked", "the request carries no case marker [gc:<rule>#<nonce>]; was the user text dropped?"
+                diag, msg = (
+                    "unmarked",
+                    "the request carries no case marker [gc:<rule>#<nonce>]; was the user text dropped?",
+                )
             state.diagnose(diag, msg, path, body, markers=seen)
             return _error_response(kind, 400, f"gateway-conformance replay: {msg}")
 
@@ -662,7 +708,11 @@ def build_app(state: ReplayState) -> Starlette:
         state.add_call(case, call)
 
         def on_disconnect(sent: int) -> None:
-            call["served"] = {**call["served"], "body": _encode_body(plan.body[:sent])[0], "client_disconnected": True}
+            call["served"] = {
+                **call["served"],
+                "body": _encode_body(plan.body[:sent])[0],
+                "client_disconnected": True,
+            }
 
         return PlanResponse(plan, on_disconnect)
 
@@ -856,7 +906,9 @@ class ReplayServer:
     ...     server.url  # 'http://127.0.0.1:54321'
     """
 
-    def __init__(self, cassettes_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, cassettes_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self.state = ReplayState(cassettes_dir if cassettes_dir is not None else paths.cassettes_dir())
         self.app = build_app(self.state)
         self.host = host
@@ -943,9 +995,13 @@ def serve_upstream_main(argv: list[str] | None = None) -> int:
         description="Run the replay upstream (cassettes by case marker, fault injection, image fixtures) "
         "so a gateway started by hand can be pointed at it.",
     )
-    parser.add_argument("--port", type=int, default=8765, help="port to listen on (0 picks a free one; default 8765)")
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (0 picks a free one; default 8765)"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--cassettes", type=Path, default=None, help="cassettes directory (default: the bundled cassettes/)")
+    parser.add_argument(
+        "--cassettes", type=Path, default=None, help="cassettes directory (default: the bundled cassettes/)"
+    )
     parser.add_argument(
         "--allow-non-loopback",
         action="store_true",
@@ -995,4 +1051,3 @@ __all__ = [
     "serve_upstream_main",
     "split_events",
 ]
-

@@ -73,7 +73,9 @@ def call_from_wire(raw: Mapping[str, Any]) -> UpstreamCall:
 
 
 class ReplayClient:
-    def __init__(self, base_url: str, timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, base_url: str, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         # Plain http (the loopback case) uses no TLS at all; skipping the CA bundle load saves ~0.2 s per client.
         verify = not self.base_url.startswith("http://")

@@ -55,12 +55,18 @@ def markdown_summary(documents: Sequence[Mapping[str, Any]]) -> str:
             out.append(f"| {area} | " + " | ".join(str(counts.get(s, 0)) for s in SHOWN) + " |")
         problems = [r for r in doc["results"] if r["outcome"] in ("FAIL", "WARN", "HARNESS_ERROR")]
         if problems:
-            out += ["", "| outcome | rule | level | what the doc says | first violation |", "|---|---|---|---|---|"]
+            out += [
+                "",
+                "| outcome | rule | level | what the doc says | first violation |",
+                "|---|---|---|---|---|",
+            ]
             for r in problems:
                 first = r["violations"][0]["message"] if r["violations"] else (r.get("reason") or "")
                 variant = ",".join(f"{k}={json.dumps(v)}" for k, v in r["variant"].items())
-                out.append(f"| {r['outcome']} | `{r['rule_id']}`{' [' + variant + ']' if variant else ''} | "
-                           f"{r['level']} | {_cell(r['source']['quote'])} | {_cell(first[:200])} |")
+                out.append(
+                    f"| {r['outcome']} | `{r['rule_id']}`{' [' + variant + ']' if variant else ''} | "
+                    f"{r['level']} | {_cell(r['source']['quote'])} | {_cell(first[:200])} |"
+                )
         out.append("")
     return "\n".join(out)
 
@@ -147,7 +153,8 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="gateway-conformance report",
         description="Render the Markdown summary, HTML certificate and SVG badge from results files "
-                    "(one per profile, as certify or `pytest --report-json` wrote them).")
+        "(one per profile, as certify or `pytest --report-json` wrote them).",
+    )
     parser.add_argument("results", nargs="+", type=Path, help="results.json file(s)")
     parser.add_argument("--out", required=True, type=Path, help="directory to write the reports into")
     try:

@@ -219,8 +219,14 @@ def json_html(value: Any, marks: Marks) -> str:
             out.append(_line(f"{head}{opening}{note}", first_cls, first_title))
             items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
             for i, (k, child) in enumerate(items):
-                walk(child, (*path, k), indent + 1, k if isinstance(node, dict) else "",
-                     "," if i < len(items) - 1 else "", cls if cls in ("hit", "added", "dropped") else "")
+                walk(
+                    child,
+                    (*path, k),
+                    indent + 1,
+                    k if isinstance(node, dict) else "",
+                    "," if i < len(items) - 1 else "",
+                    cls if cls in ("hit", "added", "dropped") else "",
+                )
             out.append(_line(f"{pad}{closing}{comma}", cls, title))
         else:
             scalar = esc(json.dumps(node, ensure_ascii=False))
@@ -249,8 +255,10 @@ def sse_html(text: str, marks: Marks) -> str:
     """Raw SSE, one block per event (numbered as the checks number them, comments excluded)."""
     raw = text.encode("utf-8")
     stream = decode(raw)
-    starts = sorted([(e.offset, f"[{e.index}]", e.index) for e in stream.events]
-                    + [(c.offset, "", -1) for c in stream.comments])
+    starts = sorted(
+        [(e.offset, f"[{e.index}]", e.index) for e in stream.events]
+        + [(c.offset, "", -1) for c in stream.comments]
+    )
     if not starts or starts[0][0] > 0:
         starts.insert(0, (0, "", -1))
     out = []
@@ -282,21 +290,27 @@ def body_html(text: str | None, headers: Mapping[str, str], marks: Marks) -> str
 def headers_html(headers: Mapping[str, str], marks: Marks) -> str:
     if not headers:
         return ""
-    lines = "".join(_line(f'<span class="k">{esc(k)}</span>: {esc(v)}', "hit" if k.lower() in marks.headers else "")
-                    for k, v in sorted(headers.items()))
+    lines = "".join(
+        _line(f'<span class="k">{esc(k)}</span>: {esc(v)}', "hit" if k.lower() in marks.headers else "")
+        for k, v in sorted(headers.items())
+    )
     named = [h for h in marks.headers if h not in {k.lower() for k in headers}]
     missing = f'<p class="line hit">missing header(s): {esc(", ".join(sorted(named)))}</p>' if named else ""
     opened = " open" if marks.headers else ""
-    return (f'<details class="headers"{opened}><summary>{len(headers)} headers</summary>'
-            f'<pre class="body">{lines}</pre>{missing}</details>')
+    return (
+        f'<details class="headers"{opened}><summary>{len(headers)} headers</summary>'
+        f'<pre class="body">{lines}</pre>{missing}</details>'
+    )
 
 
 # --- the four panes -----------------------------------------------------------------------------------
 
 
 def _pane(number: str, title: str, side: str, area: str, content: str) -> str:
-    return (f'<section class="pane {area}"><h4><span class="pn">{number}</span> {esc(title)} '
-            f'<span class="side">{esc(side)}</span></h4>{content}</section>')
+    return (
+        f'<section class="pane {area}"><h4><span class="pn">{number}</span> {esc(title)} '
+        f'<span class="side">{esc(side)}</span></h4>{content}</section>'
+    )
 
 
 def _diff_note(marks: Marks) -> str:
@@ -307,7 +321,11 @@ def _diff_note(marks: Marks) -> str:
         parts.append(f'<span class="m-changed">~{len(marks.changed)} changed</span>')
     if marks.dropped:
         parts.append(f'<span class="m-dropped">\u2212{len(marks.dropped)} not sent upstream</span>')
-    return f'<p class="diffnote">{" · ".join(parts)} <span class="muted">(by JSON path)</span></p>' if parts else ""
+    return (
+        f'<p class="diffnote">{" · ".join(parts)} <span class="muted">(by JSON path)</span></p>'
+        if parts
+        else ""
+    )
 
 
 def panes_html(result: Mapping[str, Any]) -> str:
@@ -329,12 +347,20 @@ def panes_html(result: Mapping[str, Any]) -> str:
         ok_call, call_body = _parse_json(call.get("body") or "")
         if ok_client and ok_call:
             # The client pane shows what the last call (the one rules read by default) lacks.
-            compare(client_body, call_body, (), client_marks if i == len(upstream or []) - 1 else Marks(), call_marks)
+            compare(
+                client_body,
+                call_body,
+                (),
+                client_marks if i == len(upstream or []) - 1 else Marks(),
+                call_marks,
+            )
         calls.append((call, call_marks))
 
-    client = (f'<p class="line">{esc(request.get("method", ""))} {esc(request.get("url", ""))}</p>'
-              f'{headers_html(request.get("headers") or {}, Marks())}'
-              f'{_diff_note(client_marks)}{body_html(request.get("body"), request.get("headers") or {}, client_marks)}')
+    client = (
+        f'<p class="line">{esc(request.get("method", ""))} {esc(request.get("url", ""))}</p>'
+        f"{headers_html(request.get('headers') or {}, Marks())}"
+        f"{_diff_note(client_marks)}{body_html(request.get('body'), request.get('headers') or {}, client_marks)}"
+    )
 
     banner = "".join(f'<p class="line hit">{esc(note)}</p>' for note in marks["upstream"].notes)
     if upstream is None:
@@ -346,21 +372,27 @@ def panes_html(result: Mapping[str, Any]) -> str:
         reqs, answers = [], []
         for i, (call, call_marks) in enumerate(calls):
             label = f'<span class="callno">call {i}</span> ' if len(calls) > 1 else ""
-            reqs.append(f'<div class="call"><p class="line">{label}{esc(call.get("method", ""))} '
-                        f'{esc(call.get("path", ""))}</p>{headers_html(call.get("headers") or {}, call_marks)}'
-                        f'{_diff_note(call_marks)}{body_html(call.get("body"), call.get("headers") or {}, call_marks)}'
-                        f'</div>')
+            reqs.append(
+                f'<div class="call"><p class="line">{label}{esc(call.get("method", ""))} '
+                f"{esc(call.get('path', ''))}</p>{headers_html(call.get('headers') or {}, call_marks)}"
+                f"{_diff_note(call_marks)}{body_html(call.get('body'), call.get('headers') or {}, call_marks)}"
+                f"</div>"
+            )
             served = call.get("served")
             if not isinstance(served, Mapping):
-                answers.append(f'<div class="call"><p class="line">{label}(no record of what was served)</p></div>')
+                answers.append(
+                    f'<div class="call"><p class="line">{label}(no record of what was served)</p></div>'
+                )
                 continue
             source = served.get("cassette") or "an injected fault"
             if served.get("interaction") is not None:
                 source = f"{source} #{served['interaction']}"
-            answers.append(f'<div class="call"><p class="line">{label}status {esc(served.get("status"))} '
-                           f'<span class="muted">from {esc(source)}</span></p>'
-                           f'{headers_html(served.get("headers") or {}, Marks())}'
-                           f'{body_html(served.get("body"), served.get("headers") or {}, Marks())}</div>')
+            answers.append(
+                f'<div class="call"><p class="line">{label}status {esc(served.get("status"))} '
+                f'<span class="muted">from {esc(source)}</span></p>'
+                f"{headers_html(served.get('headers') or {}, Marks())}"
+                f"{body_html(served.get('body'), served.get('headers') or {}, Marks())}</div>"
+            )
         up_req, up_ans = "".join(reqs), "".join(answers)
 
     status = response.get("status")
@@ -372,15 +404,18 @@ def panes_html(result: Mapping[str, Any]) -> str:
     gateway = f'<p class="line{line_cls}">{head} <span class="muted">{esc(" · ".join(extras))}</span></p>'
     if response.get("transport_error"):
         gateway += f'<p class="line hit">{esc(response["transport_error"])}</p>'
-    gateway += (headers_html(response.get("headers") or {}, marks["response"])
-                + body_html(response.get("body"), response.get("headers") or {}, marks["response"]))
+    gateway += headers_html(response.get("headers") or {}, marks["response"]) + body_html(
+        response.get("body"), response.get("headers") or {}, marks["response"]
+    )
 
-    return ('<div class="panes">'
-            + _pane("1", "Client request", "harness → gateway", "p1", client)
-            + _pane("2", "Request sent upstream", "gateway → upstream", "p2", banner + up_req)
-            + _pane("3", "Upstream answer", "upstream → gateway (what the replay served)", "p3", up_ans)
-            + _pane("4", "Gateway answer", "gateway → harness", "p4", gateway)
-            + "</div>")
+    return (
+        '<div class="panes">'
+        + _pane("1", "Client request", "harness → gateway", "p1", client)
+        + _pane("2", "Request sent upstream", "gateway → upstream", "p2", banner + up_req)
+        + _pane("3", "Upstream answer", "upstream → gateway (what the replay served)", "p3", up_ans)
+        + _pane("4", "Gateway answer", "gateway → harness", "p4", gateway)
+        + "</div>"
+    )
 
 
 # --- the page -----------------------------------------------------------------------------------------
@@ -396,22 +431,25 @@ def _violations_html(result: Mapping[str, Any]) -> str:
     if not violations:
         return ""
     rows = "".join(
-        f'<tr><td><code>{esc(v.get("check", ""))}</code></td><td><code>{esc(v.get("path", ""))}</code></td>'
-        f'<td>{esc(v.get("message", ""))}</td><td><code>{esc(short_json(v.get("expected")))}</code></td>'
-        f'<td><code>{esc(short_json(v.get("actual")))}</code></td></tr>'
-        for v in violations)
-    return ('<table class="violations"><thead><tr><th>check</th><th>path</th><th>what went wrong</th>'
-            f'<th>expected</th><th>actual</th></tr></thead><tbody>{rows}</tbody></table>')
+        f"<tr><td><code>{esc(v.get('check', ''))}</code></td><td><code>{esc(v.get('path', ''))}</code></td>"
+        f"<td>{esc(v.get('message', ''))}</td><td><code>{esc(short_json(v.get('expected')))}</code></td>"
+        f"<td><code>{esc(short_json(v.get('actual')))}</code></td></tr>"
+        for v in violations
+    )
+    return (
+        '<table class="violations"><thead><tr><th>check</th><th>path</th><th>what went wrong</th>'
+        f"<th>expected</th><th>actual</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def failure_html(result: Mapping[str, Any], anchor: str) -> str:
     source = result["source"]
     parts = [
         f'<article class="failure" id="{esc(anchor)}">',
-        f'<h3>{chip(result["outcome"])} <code>{esc(_result_key(result))}</code> '
+        f"<h3>{chip(result['outcome'])} <code>{esc(_result_key(result))}</code> "
         f'<span class="level">{esc(result["level"])}</span> <span class="ftitle">{esc(result["title"])}</span></h3>',
         f'<blockquote class="quote"><p>“{esc(source["quote"])}”</p>'
-        f'<footer>{esc(source["doc"])} § {esc(source["section"])}</footer></blockquote>',
+        f"<footer>{esc(source['doc'])} § {esc(source['section'])}</footer></blockquote>",
     ]
     if result.get("reading"):
         parts.append(f'<p class="reading"><b>Reading:</b> {esc(result["reading"])}</p>')
@@ -419,10 +457,14 @@ def failure_html(result: Mapping[str, Any], anchor: str) -> str:
         parts.append(f'<p class="reason">{esc(result["reason"])}</p>')
     expectation = result.get("expectation")
     if isinstance(expectation, Mapping):
-        parts.append(f'<p class="reason">Expectations file: <code>{esc(short_json(dict(expectation)))}</code></p>')
+        parts.append(
+            f'<p class="reason">Expectations file: <code>{esc(short_json(dict(expectation)))}</code></p>'
+        )
     parts.append(_violations_html(result))
     parts.append(panes_html(result))
-    parts.append(f'<p class="rerun-label">Rerun just this rule:</p><pre class="cmd">{esc(result["rerun"])}</pre>')
+    parts.append(
+        f'<p class="rerun-label">Rerun just this rule:</p><pre class="cmd">{esc(result["rerun"])}</pre>'
+    )
     parts.append("</article>")
     return "".join(parts)
 
@@ -432,23 +474,37 @@ def _area_table(document: Mapping[str, Any]) -> str:
     for r in document["results"]:
         counts = areas.setdefault(r["area"], {})
         counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
-    shown = [o for o in OUTCOME_ORDER if any(c.get(o) for c in areas.values())
-             or o in ("PASS", "FAIL", "WARN", "NOT_APPLICABLE")]
-    shown = [o for o in ("PASS", "FAIL", "WARN", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS", "SKIP")
-             if o in shown]
+    shown = [
+        o
+        for o in OUTCOME_ORDER
+        if any(c.get(o) for c in areas.values()) or o in ("PASS", "FAIL", "WARN", "NOT_APPLICABLE")
+    ]
+    shown = [
+        o
+        for o in ("PASS", "FAIL", "WARN", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS", "SKIP")
+        if o in shown
+    ]
     head = "".join(f"<th>{chip(o)}</th>" for o in shown)
     rows = []
     for area, counts in [*sorted(areas.items()), ("all", document["totals"])]:
         total = sum(counts.get(o, 0) for o in shown) or 1
-        bar = "".join(f'<span class="o-{o}" style="width:{100 * counts.get(o, 0) / total:.2f}%"></span>'
-                      for o in shown if counts.get(o, 0))
-        cells = "".join(f'<td class="num{" zero" if not counts.get(o, 0) else ""}">{counts.get(o, 0)}</td>'
-                        for o in shown)
+        bar = "".join(
+            f'<span class="o-{o}" style="width:{100 * counts.get(o, 0) / total:.2f}%"></span>'
+            for o in shown
+            if counts.get(o, 0)
+        )
+        cells = "".join(
+            f'<td class="num{" zero" if not counts.get(o, 0) else ""}">{counts.get(o, 0)}</td>' for o in shown
+        )
         cls = ' class="all"' if area == "all" else ""
-        rows.append(f'<tr{cls}><th scope="row">{esc(area)}</th>{cells}<td class="barcell">'
-                    f'<div class="bar">{bar}</div></td></tr>')
-    return (f'<table class="areas"><thead><tr><th>area</th>{head}<th></th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+        rows.append(
+            f'<tr{cls}><th scope="row">{esc(area)}</th>{cells}<td class="barcell">'
+            f'<div class="bar">{bar}</div></td></tr>'
+        )
+    return (
+        f'<table class="areas"><thead><tr><th>area</th>{head}<th></th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[int, int], str]) -> str:
@@ -460,16 +516,18 @@ def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[
         key = _result_key(r)
         anchor = anchors.get((d, n))
         link = f' <a href="#{esc(anchor)}">details</a>' if anchor else ""
-        text = " ".join([key, r["profile"], r["area"], r["level"], r["title"], r["source"]["section"],
-                         r["outcome"]]).lower()
+        text = " ".join(
+            [key, r["profile"], r["area"], r["level"], r["title"], r["source"]["section"], r["outcome"]]
+        ).lower()
         first = (r.get("violations") or [{}])[0].get("message") or r.get("reason") or ""
         rows.append(
             f'<tr data-outcome="{esc(r["outcome"])}" data-problem="{int(r["outcome"] in PROBLEMS)}" '
             f'data-text="{esc(text)}"><td>{chip(r["outcome"])}</td><td><code>{esc(r["rule_id"])}</code>'
             f'<div class="variant">{esc(variant_label(r.get("variant") or {}))}</div></td>'
-            f'<td>{esc(r["level"])}</td><td>{esc(r["profile"])} / {esc(r["area"])}</td>'
+            f"<td>{esc(r['level'])}</td><td>{esc(r['profile'])} / {esc(r['area'])}</td>"
             f'<td>{esc(r["title"])}{link}<div class="why">{esc(short_json(first, 160)) if first else ""}</div></td>'
-            f'<td class="num">{float(r["duration"]):.2f}s</td></tr>')
+            f'<td class="num">{float(r["duration"]):.2f}s</td></tr>'
+        )
     present = sorted({r["outcome"] for d in documents for r in d["results"]}, key=OUTCOME_ORDER.index)
     options = "".join(f'<option value="{esc(o)}">{esc(o.replace("_", " "))}</option>' for o in present)
     return (
@@ -478,7 +536,8 @@ def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[
         f'<option value="all">all outcomes</option><option value="problems">problems only</option>{options}'
         '</select><span id="shown" class="muted"></span></div>'
         '<table class="rules" id="rules"><thead><tr><th>outcome</th><th>rule</th><th>level</th><th>area</th>'
-        f'<th>what it checks</th><th>time</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+        f"<th>what it checks</th><th>time</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def overall_verdict(documents: Sequence[Mapping[str, Any]]) -> str:
@@ -492,32 +551,50 @@ def _header(documents: Sequence[Mapping[str, Any]]) -> str:
     urls = sorted({d["target"]["gateway_url"] for d in documents} - set(targets))
     profiles = "".join(
         f'<li><b>{esc(d["profile"]["name"])}</b> {chip(verdict(d))} <span class="muted">'
-        f'{esc(d["profile"].get("title") or "")} ({esc(d["profile"]["doc"])})</span></li>' for d in documents)
+        f"{esc(d['profile'].get('title') or '')} ({esc(d['profile']['doc'])})</span></li>"
+        for d in documents
+    )
     versions = ", ".join(sorted({str(d["suite"]["version"]) for d in documents}))
     upstream = ", ".join(sorted({str(d["target"]["upstream"]) for d in documents}))
     duration = sum(float(d["timings"]["duration"]) for d in documents)
     strict = any(d["target"].get("strict") for d in documents)
     features = sorted({f for d in documents for f in d["target"].get("features") or []})
-    facts = [("Target", esc(", ".join(targets)) + (f' <span class="muted">{esc(", ".join(urls))}</span>' if urls else "")),
-             ("Suite", f"gateway-conformance {esc(versions)}"),
-             ("Date", f"{esc(run_date(documents))} <span class='muted'>({duration:.1f}s)</span>"),
-             ("Upstream", esc(upstream) + (" · strict" if strict else "")
-              + (f' · features: {esc(", ".join(features))}' if features else ""))]
+    facts = [
+        (
+            "Target",
+            esc(", ".join(targets)) + (f' <span class="muted">{esc(", ".join(urls))}</span>' if urls else ""),
+        ),
+        ("Suite", f"gateway-conformance {esc(versions)}"),
+        ("Date", f"{esc(run_date(documents))} <span class='muted'>({duration:.1f}s)</span>"),
+        (
+            "Upstream",
+            esc(upstream)
+            + (" · strict" if strict else "")
+            + (f" · features: {esc(', '.join(features))}" if features else ""),
+        ),
+    ]
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
-    return (f'<header class="top v-{overall}"><div class="verdict"><div class="vword">{overall}</div>'
-            f'<div class="vtext">{esc(VERDICT_TEXT[overall])}</div></div>'
-            f'<div class="facts"><h1>Conformance certificate</h1><dl>{dl}</dl>'
-            f'<ul class="profiles">{profiles}</ul></div></header>')
+    return (
+        f'<header class="top v-{overall}"><div class="verdict"><div class="vword">{overall}</div>'
+        f'<div class="vtext">{esc(VERDICT_TEXT[overall])}</div></div>'
+        f'<div class="facts"><h1>Conformance certificate</h1><dl>{dl}</dl>'
+        f'<ul class="profiles">{profiles}</ul></div></header>'
+    )
 
 
 def _run_problems(document: Mapping[str, Any]) -> str:
     items = [esc(p) for p in document.get("expectation_problems") or []]
     if document.get("collection_errors"):
-        items.insert(0, f'{int(document["collection_errors"])} rule file(s) could not be collected (see junit.xml)')
+        items.insert(
+            0, f"{int(document['collection_errors'])} rule file(s) could not be collected (see junit.xml)"
+        )
     if not items:
         return ""
-    return '<div class="runproblems"><b>The run itself needs attention:</b><ul>' + "".join(
-        f"<li>{i}</li>" for i in items) + "</ul></div>"
+    return (
+        '<div class="runproblems"><b>The run itself needs attention:</b><ul>'
+        + "".join(f"<li>{i}</li>" for i in items)
+        + "</ul></div>"
+    )
 
 
 def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
@@ -533,10 +610,14 @@ def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
     names = ", ".join(d["profile"]["name"] for d in documents)
     areas = "".join(
         f'<div class="areabox"><h3>{esc(d["profile"]["name"])} {chip(verdict(d))}</h3>{_run_problems(d)}'
-        f'{_area_table(d)}</div>' for d in documents)
+        f"{_area_table(d)}</div>"
+        for d in documents
+    )
     failure_section = (
         f'<section><h2>Failures <span class="count">{len(failures)}</span></h2>{LEGEND}{"".join(failures)}</section>'
-        if failures else '<section><h2>Failures</h2><p class="muted">None: nothing to show.</p></section>')
+        if failures
+        else '<section><h2>Failures</h2><p class="muted">None: nothing to show.</p></section>'
+    )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -550,14 +631,16 @@ def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
         f"{failure_section}</main>"
         f'<footer class="foot">Generated by gateway-conformance from {len(documents)} results document(s). '
         "Everything on this page is in this one file.</footer>"
-        f"<script>{SCRIPT}</script></body></html>\n")
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )
 
 
 LEGEND = (
     '<p class="legend">Marks: <span class="ln hit">named by a violation</span> '
     '<span class="ln added">in the upstream request, not at that path in the client request</span> '
     '<span class="ln changed">value differs from the client request (hover)</span> '
-    '<span class="ln dropped">in the client request, not at that path upstream</span></p>')
+    '<span class="ln dropped">in the client request, not at that path upstream</span></p>'
+)
 
 SCRIPT = """
 (function () {

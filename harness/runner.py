@@ -111,8 +111,9 @@ def _substitute(value: Any, replace: Any) -> Any:
     return value
 
 
-def _placeholder_replacer(models: Mapping[str, str | None], marker: str | None, images_url: str | None,
-                          gateway_key: str | None) -> Any:
+def _placeholder_replacer(
+    models: Mapping[str, str | None], marker: str | None, images_url: str | None, gateway_key: str | None
+) -> Any:
     def replace(text: str) -> str:
         if "$" not in text:
             return text
@@ -205,12 +206,17 @@ def gateway_url_for(base: str, path: str) -> str:
     return urljoin(base.rstrip("/") + "/", path)
 
 
-def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marker: str | None) -> RenderedRequest:
+def render_request(
+    rule: Rule, variant: Mapping[str, Any], target: Target, marker: str | None
+) -> RenderedRequest:
     spec = rule.request
     images_url = f"{target.replay_url.rstrip('/')}/__gc/files" if target.replay_url else None
     replace = _placeholder_replacer(target.models, marker, images_url, target.gateway_key)
-    headers = {"content-type": "application/json", "accept-encoding": "identity",
-               "user-agent": f"gateway-conformance/{__version__}"}
+    headers = {
+        "content-type": "application/json",
+        "accept-encoding": "identity",
+        "user-agent": f"gateway-conformance/{__version__}",
+    }
     if target.gateway_key:
         headers["authorization"] = f"Bearer {target.gateway_key}"
     for name, value in (spec.get("headers") or {}).items():
@@ -254,9 +260,13 @@ def send(client: httpx.Client, request: RenderedRequest, timeout: float) -> Rece
     error: str | None = None
     truncated = False
     try:
-        with client.stream(request.method, request.url, headers=request.headers,
-                           content=request.body if request.body or request.method == "POST" else None,
-                           timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))) as response:
+        with client.stream(
+            request.method,
+            request.url,
+            headers=request.headers,
+            content=request.body if request.body or request.method == "POST" else None,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        ) as response:
             status = response.status_code
             headers = _join_headers(response.headers.multi_items())
             for chunk in response.iter_raw():
@@ -272,8 +282,14 @@ def send(client: httpx.Client, request: RenderedRequest, timeout: float) -> Rece
         error = f"timed out after {time.monotonic() - started:.1f}s ({type(exc).__name__}; rule timeout {timeout:g}s)"
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return ReceivedResponse(status=status, headers=headers, raw=b"".join(chunks), transport_error=error,
-                            elapsed=time.monotonic() - started, truncated=truncated)
+    return ReceivedResponse(
+        status=status,
+        headers=headers,
+        raw=b"".join(chunks),
+        transport_error=error,
+        elapsed=time.monotonic() - started,
+        truncated=truncated,
+    )
 
 
 def _join_headers(items: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -295,8 +311,9 @@ def _judge(rule: Rule, violations: Sequence[Violation], strict: bool) -> Outcome
     return "WARN"
 
 
-def _exchange_once(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client,
-                   replay: ReplayClient | None) -> Exchange:
+def _exchange_once(
+    rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
+) -> Exchange:
     marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
     if replay is not None and marker is not None:
         replay.register(marker, rule.id, dict(rule.upstream) if rule.upstream else None)
@@ -313,10 +330,12 @@ def _exchange_once(rule: Rule, variant: Mapping[str, Any], target: Target, clien
     return Exchange(
         rule_id=rule.id,
         variant=dict(variant),
-        request=SentRequest(rendered.method, rendered.url, _redact(rendered.headers, key), rendered.body,
-                            rendered.json),
-        response=dataclasses.replace(response, headers=_redact(response.headers, key),
-                                     raw=_redact_bytes(response.raw, key)),
+        request=SentRequest(
+            rendered.method, rendered.url, _redact(rendered.headers, key), rendered.body, rendered.json
+        ),
+        response=dataclasses.replace(
+            response, headers=_redact(response.headers, key), raw=_redact_bytes(response.raw, key)
+        ),
         upstream=None if upstream is None else tuple(_redact_call(call, key) for call in upstream),
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
@@ -350,8 +369,9 @@ def _redact_call(call: UpstreamCall, key: str | None) -> UpstreamCall:
     return dataclasses.replace(call, headers=_redact(call.headers, key), body=body, json=parsed)
 
 
-def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client,
-             replay: ReplayClient | None) -> Outcome:
+def run_rule(
+    rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
+) -> Outcome:
     """Run one rule variant and judge it. Harness faults become HARNESS_ERROR, never a gateway FAIL."""
     started = time.monotonic()
     reason = not_applicable_reason(rule, target)
@@ -368,15 +388,34 @@ def run_rule(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
             exchange = dataclasses.replace(exchange, companion=companion)
         violations = tuple(run_checks(expect, exchange))
     except ReplayError as exc:
-        return Outcome(rule.id, variant, "HARNESS_ERROR", reason=f"replay upstream: {exc}", exchange=exchange,
-                       duration=time.monotonic() - started)
+        return Outcome(
+            rule.id,
+            variant,
+            "HARNESS_ERROR",
+            reason=f"replay upstream: {exc}",
+            exchange=exchange,
+            duration=time.monotonic() - started,
+        )
     except Exception as exc:  # the suite's own fault, reported as such with its traceback
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return Outcome(rule.id, variant, "HARNESS_ERROR", reason=f"{type(exc).__name__}: {exc}\n{detail}",
-                       exchange=exchange, duration=time.monotonic() - started)
+        return Outcome(
+            rule.id,
+            variant,
+            "HARNESS_ERROR",
+            reason=f"{type(exc).__name__}: {exc}\n{detail}",
+            exchange=exchange,
+            duration=time.monotonic() - started,
+        )
     diagnostics = _new_diagnostics(use_replay, wall_started) if violations else ()
-    return Outcome(rule.id, variant, _judge(rule, violations, target.strict), violations=violations,
-                   exchange=exchange, duration=time.monotonic() - started, diagnostics=diagnostics)
+    return Outcome(
+        rule.id,
+        variant,
+        _judge(rule, violations, target.strict),
+        violations=violations,
+        exchange=exchange,
+        duration=time.monotonic() - started,
+        diagnostics=diagnostics,
+    )
 
 
 def _body_streams(rule: Rule) -> bool:

@@ -97,13 +97,17 @@ def usage(u: dict[str, int], *, final: bool = True) -> dict[str, Any]:
     return out
 
 
-def message(name: str, blocks: list[dict[str, Any]], stop_reason: str, u: dict[str, int], **extra: Any) -> dict[str, Any]:
+def message(
+    name: str, blocks: list[dict[str, Any]], stop_reason: str, u: dict[str, int], **extra: Any
+) -> dict[str, Any]:
     content = []
     for b in blocks:
         if b["type"] == "text":
             content.append({"type": "text", "text": "".join(b["pieces"])})
         elif b["type"] == "thinking":
-            content.append({"type": "thinking", "thinking": "".join(b["pieces"]), "signature": b["signature"]})
+            content.append(
+                {"type": "thinking", "thinking": "".join(b["pieces"]), "signature": b["signature"]}
+            )
         elif b["type"] == "tool_use":
             content.append(
                 {
@@ -132,7 +136,9 @@ def event(kind: str, data: dict[str, Any]) -> str:
     return f"event: {kind}\ndata: {dumps(data)}\n\n"
 
 
-def sse_events(name: str, blocks: list[dict[str, Any]], stop_reason: str, u: dict[str, int], **extra: Any) -> list[str]:
+def sse_events(
+    name: str, blocks: list[dict[str, Any]], stop_reason: str, u: dict[str, int], **extra: Any
+) -> list[str]:
     start_usage = {
         "input_tokens": u["input_tokens"],
         "cache_creation_input_tokens": u.get("cache_creation_input_tokens", 0),
@@ -168,13 +174,25 @@ def sse_events(name: str, blocks: list[dict[str, Any]], stop_reason: str, u: dic
             deltas = [{"type": "thinking_delta", "thinking": p} for p in b["pieces"]]
             deltas.append({"type": "signature_delta", "signature": b["signature"]})
         else:
-            start = {"type": "tool_use", "id": b["id"], "name": b["name"], "caller": {"type": "direct"}, "input": {}}
+            start = {
+                "type": "tool_use",
+                "id": b["id"],
+                "name": b["name"],
+                "caller": {"type": "direct"},
+                "input": {},
+            }
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in ["", *b["pieces"]]]
-        events.append(event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+        events.append(
+            event(
+                "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+            )
+        )
         if index == 0:
             events.append('event: ping\ndata: {"type": "ping"}\n\n')  # verbatim SDK fixture spacing
         for d in deltas:
-            events.append(event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}))
+            events.append(
+                event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            )
         events.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
     final_usage: dict[str, Any] = {
         "input_tokens": u["input_tokens"],
@@ -211,27 +229,48 @@ def ok_headers(name: str, i: int, *, sse: bool) -> dict[str, list[str]]:
     return h
 
 
-def ok_interactions(name: str, prompt: str, blocks, stop_reason, u, req_extra=None, **extra) -> list[dict[str, Any]]:
+def ok_interactions(
+    name: str, prompt: str, blocks, stop_reason, u, req_extra=None, **extra
+) -> list[dict[str, Any]]:
     body = dumps(message(name, blocks, stop_reason, u, **extra))
     stream = "".join(sse_events(name, blocks, stop_reason, u, **extra))
     return [
         {
             "request": request(name, stream=False, prompt=prompt, extra=req_extra),
-            "response": {"body": {"string": body}, "headers": ok_headers(name, 0, sse=False), "status": {"code": 200, "message": "OK"}},
+            "response": {
+                "body": {"string": body},
+                "headers": ok_headers(name, 0, sse=False),
+                "status": {"code": 200, "message": "OK"},
+            },
         },
         {
             "request": request(name, stream=True, prompt=prompt, extra=req_extra),
-            "response": {"body": {"string": stream}, "headers": ok_headers(name, 1, sse=True), "status": {"code": 200, "message": "OK"}},
+            "response": {
+                "body": {"string": stream},
+                "headers": ok_headers(name, 1, sse=True),
+                "status": {"code": 200, "message": "OK"},
+            },
         },
     ]
 
 
-REASONS = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-           413: "Request Entity Too Large", 429: "Too Many Requests", 500: "Internal Server Error",
-           504: "Gateway Timeout", 529: "Overloaded"}
+REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    403: "Forbidden",
+    404: "Not Found",
+    413: "Request Entity Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    504: "Gateway Timeout",
+    529: "Overloaded",
+}
 
 
-def error_interactions(name: str, status: int, etype: str, text: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def error_interactions(
+    name: str, status: int, etype: str, text: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """§1.8: the same JSON error envelope for the non-streaming and the streaming request (the stream never starts)."""
     out = []
     for i, stream in enumerate((False, True)):
@@ -242,7 +281,11 @@ def error_interactions(name: str, status: int, etype: str, text: str, headers: d
         out.append(
             {
                 "request": request(name, stream=stream, prompt="[gc] error case"),
-                "response": {"body": {"string": dumps(body)}, "headers": h, "status": {"code": status, "message": REASONS[status]}},
+                "response": {
+                    "body": {"string": dumps(body)},
+                    "headers": h,
+                    "status": {"code": status, "message": REASONS[status]},
+                },
             }
         )
     return out
@@ -264,7 +307,10 @@ def thinking(name: str, *pieces: str) -> dict[str, Any]:
     return {"type": "thinking", "pieces": list(pieces), "signature": "EqQBCgIYAhIM" + _rand(name, "sig", 48)}
 
 
-LONG = [f"Line {i:02d} of a long answer, streamed slowly so pacing and keep-alives can be observed.\n" for i in range(1, 41)]
+LONG = [
+    f"Line {i:02d} of a long answer, streamed slowly so pacing and keep-alives can be observed.\n"
+    for i in range(1, 41)
+]
 
 
 def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
@@ -274,110 +320,283 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
         blocks = blocks_fn(name)
         c[name] = (description, source, ok_interactions(name, prompt, blocks, stop, u, **extra))
 
-    ok("text-basic", "Plain text answer, stop_reason end_turn.", "wire-reference.md §1.6, §1.7",
-       "What is a prompt cache?",
-       lambda n: [text("A prompt cache", " stores the processed prefix", " of a prompt so later requests", " can reuse it.")],
-       "end_turn", {"input_tokens": 27, "output_tokens": 20})
-    ok("stop-sequence", "Text that ends on a client stop sequence: stop_reason stop_sequence, stop_sequence \"5\".",
-       "wire-reference.md §1.6, §1.7", "Count from 1 to 10.",
-       lambda n: [text("1, 2,", " 3, 4, ")], "stop_sequence", {"input_tokens": 31, "output_tokens": 9},
-       req_extra={"stop_sequences": ["5"]}, stop_sequence="5")
-    ok("max-tokens", "Text cut at the output limit: stop_reason max_tokens.", "wire-reference.md §1.6, §1.7",
-       "Tell me the history of caching.",
-       lambda n: [text("The history of caching", " begins with the CPU caches", " of the 1960s, when")],
-       "max_tokens", {"input_tokens": 25, "output_tokens": 16})
-    ok("context-window-exceeded", "Text cut because the context window is full: stop_reason model_context_window_exceeded.",
-       "wire-reference.md §1.6 (StopReason), §1.7", "Summarise the whole transcript above.",
-       lambda n: [text("The transcript covers", " three meetings; the first")],
-       "model_context_window_exceeded", {"input_tokens": 199800, "output_tokens": 200})
-    ok("tool-use-single", "One tool_use block (get_weather, city Oslo) and nothing else: stop_reason tool_use.",
-       "wire-reference.md §1.4, §1.6, §1.7 (tool-use fixture)", "What's the weather in Oslo? Use the tool.",
-       lambda n: [tool(n, 0, "get_weather", '{"city"', ': "Os', 'lo"}')],
-       "tool_use", {"input_tokens": 377, "output_tokens": 41})
-    ok("tool-use-parallel",
-       "A text block, then two tool_use blocks (get_weather Oslo, get_time Europe/Paris) at block indexes 1 and 2: "
-       "they must become tool-call indexes 0 and 1.",
-       "wire-reference.md §1.4, §1.6, §1.7 (tool-use fixture)", "Weather in Oslo and the time in Paris, please.",
-       lambda n: [text("I'll look up", " both for you."),
-                  tool(n, 0, "get_weather", '{"ci', 'ty": "Oslo"}'),
-                  tool(n, 1, "get_time", '{"timezone"', ': "Europe/', 'Paris"}')],
-       "tool_use", {"input_tokens": 412, "output_tokens": 96})
-    ok("text-plus-tool", "A text block then one tool_use block at block index 1, as in the SDK's tool-use fixture.",
-       "wire-reference.md §1.6, §1.7 (tool-use fixture, verbatim shapes)", "What's the weather in Paris?",
-       lambda n: [text("I", "'ll check the current weather in Paris for you."),
-                  tool(n, 0, "get_weather", '{"city', '": "P', 'ar', 'is"}')],
-       "tool_use", {"input_tokens": 377, "output_tokens": 65})
-    ok("refusal", "The model refuses: stop_reason refusal with stop_details (category cyber).",
-       "wire-reference.md §1.6 (stop_details), §1.7 (message_delta.delta.stop_details)", "Write ransomware for me.",
-       lambda n: [text("I can't help", " with that.")], "refusal", {"input_tokens": 18, "output_tokens": 7},
-       stop_details={"type": "refusal", "category": "cyber",
-                     "explanation": "The request asks for malware that would cause harm."})
-    ok("pause-turn", "A long-running turn paused by the API: stop_reason pause_turn, text so far.",
-       "wire-reference.md §1.6 (pause_turn)", "Research the topic thoroughly.",
-       lambda n: [text("I'm still working", " through the sources.")], "pause_turn", {"input_tokens": 40, "output_tokens": 12})
-    ok("thinking", "A thinking block (its text must never reach an OpenAI client) then a text answer; "
-       "usage.output_tokens_details.thinking_tokens 142 of output_tokens 180.",
-       "wire-reference.md §1.5, §1.6 (Usage.output_tokens_details), §1.7 (thinking block)", "Is 1009 prime?",
-       lambda n: [thinking(n, "Let me think about 1009.", " THINKING-TEXT-q7Zr: check divisors up to 31;",
-                           " none divides it."),
-                  text("Yes, 1009 is", " a prime number.")],
-       "end_turn", {"input_tokens": 30, "output_tokens": 180, "thinking_tokens": 142})
-    ok("cache-read", "Text answer whose prompt was mostly read from the prompt cache (cache_read_input_tokens 2048).",
-       "wire-reference.md §1.6 (Usage), §1.7 (message_delta usage, cumulative)", "And the next turn?",
-       lambda n: [text("Here is", " the next turn.")], "end_turn",
-       {"input_tokens": 12, "cache_read_input_tokens": 2048, "cache_creation_input_tokens": 0, "output_tokens": 18})
-    ok("cache-write", "Text answer whose prompt prefix was written to the prompt cache (cache_creation_input_tokens 1536).",
-       "wire-reference.md §1.6 (Usage, cache_creation), §1.7", "First turn of a long conversation.",
-       lambda n: [text("Understood;", " let's begin.")], "end_turn",
-       {"input_tokens": 14, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 1536, "output_tokens": 18})
-    ok("unicode-text", "Text full of multi-byte UTF-8 (accents, CJK, emoji), for re-chunking at byte offsets.",
-       "wire-reference.md §1.7", "Greet me in three languages.",
-       lambda n: [text("Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞")],
-       "end_turn", {"input_tokens": 21, "output_tokens": 33})
-    ok("long-text", "A long text answer in 40 deltas, for pacing and long pauses.", "wire-reference.md §1.7",
-       "Write forty lines.", lambda n: [text(*LONG)], "end_turn", {"input_tokens": 19, "output_tokens": 720})
-    ok("json-answer", "A text answer that is JSON matching the schema {city: string, temperature_c: integer}.",
-       "wire-reference.md §1.2 (output_config.format), §1.6", "Weather in Oslo as JSON.",
-       lambda n: [text('{"city":', ' "Oslo", "temperature_c"', ": 9}")], "end_turn",
-       {"input_tokens": 64, "output_tokens": 14},
-       req_extra={"output_config": {"format": {"type": "json_schema", "schema": {
-           "type": "object", "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
-           "required": ["city", "temperature_c"], "additionalProperties": False}}}})
+    ok(
+        "text-basic",
+        "Plain text answer, stop_reason end_turn.",
+        "wire-reference.md §1.6, §1.7",
+        "What is a prompt cache?",
+        lambda n: [
+            text(
+                "A prompt cache",
+                " stores the processed prefix",
+                " of a prompt so later requests",
+                " can reuse it.",
+            )
+        ],
+        "end_turn",
+        {"input_tokens": 27, "output_tokens": 20},
+    )
+    ok(
+        "stop-sequence",
+        'Text that ends on a client stop sequence: stop_reason stop_sequence, stop_sequence "5".',
+        "wire-reference.md §1.6, §1.7",
+        "Count from 1 to 10.",
+        lambda n: [text("1, 2,", " 3, 4, ")],
+        "stop_sequence",
+        {"input_tokens": 31, "output_tokens": 9},
+        req_extra={"stop_sequences": ["5"]},
+        stop_sequence="5",
+    )
+    ok(
+        "max-tokens",
+        "Text cut at the output limit: stop_reason max_tokens.",
+        "wire-reference.md §1.6, §1.7",
+        "Tell me the history of caching.",
+        lambda n: [text("The history of caching", " begins with the CPU caches", " of the 1960s, when")],
+        "max_tokens",
+        {"input_tokens": 25, "output_tokens": 16},
+    )
+    ok(
+        "context-window-exceeded",
+        "Text cut because the context window is full: stop_reason model_context_window_exceeded.",
+        "wire-reference.md §1.6 (StopReason), §1.7",
+        "Summarise the whole transcript above.",
+        lambda n: [text("The transcript covers", " three meetings; the first")],
+        "model_context_window_exceeded",
+        {"input_tokens": 199800, "output_tokens": 200},
+    )
+    ok(
+        "tool-use-single",
+        "One tool_use block (get_weather, city Oslo) and nothing else: stop_reason tool_use.",
+        "wire-reference.md §1.4, §1.6, §1.7 (tool-use fixture)",
+        "What's the weather in Oslo? Use the tool.",
+        lambda n: [tool(n, 0, "get_weather", '{"city"', ': "Os', 'lo"}')],
+        "tool_use",
+        {"input_tokens": 377, "output_tokens": 41},
+    )
+    ok(
+        "tool-use-parallel",
+        "A text block, then two tool_use blocks (get_weather Oslo, get_time Europe/Paris) at block indexes 1 and 2: "
+        "they must become tool-call indexes 0 and 1.",
+        "wire-reference.md §1.4, §1.6, §1.7 (tool-use fixture)",
+        "Weather in Oslo and the time in Paris, please.",
+        lambda n: [
+            text("I'll look up", " both for you."),
+            tool(n, 0, "get_weather", '{"ci', 'ty": "Oslo"}'),
+            tool(n, 1, "get_time", '{"timezone"', ': "Europe/', 'Paris"}'),
+        ],
+        "tool_use",
+        {"input_tokens": 412, "output_tokens": 96},
+    )
+    ok(
+        "text-plus-tool",
+        "A text block then one tool_use block at block index 1, as in the SDK's tool-use fixture.",
+        "wire-reference.md §1.6, §1.7 (tool-use fixture, verbatim shapes)",
+        "What's the weather in Paris?",
+        lambda n: [
+            text("I", "'ll check the current weather in Paris for you."),
+            tool(n, 0, "get_weather", '{"city', '": "P', "ar", 'is"}'),
+        ],
+        "tool_use",
+        {"input_tokens": 377, "output_tokens": 65},
+    )
+    ok(
+        "refusal",
+        "The model refuses: stop_reason refusal with stop_details (category cyber).",
+        "wire-reference.md §1.6 (stop_details), §1.7 (message_delta.delta.stop_details)",
+        "Write ransomware for me.",
+        lambda n: [text("I can't help", " with that.")],
+        "refusal",
+        {"input_tokens": 18, "output_tokens": 7},
+        stop_details={
+            "type": "refusal",
+            "category": "cyber",
+            "explanation": "The request asks for malware that would cause harm.",
+        },
+    )
+    ok(
+        "pause-turn",
+        "A long-running turn paused by the API: stop_reason pause_turn, text so far.",
+        "wire-reference.md §1.6 (pause_turn)",
+        "Research the topic thoroughly.",
+        lambda n: [text("I'm still working", " through the sources.")],
+        "pause_turn",
+        {"input_tokens": 40, "output_tokens": 12},
+    )
+    ok(
+        "thinking",
+        "A thinking block (its text must never reach an OpenAI client) then a text answer; "
+        "usage.output_tokens_details.thinking_tokens 142 of output_tokens 180.",
+        "wire-reference.md §1.5, §1.6 (Usage.output_tokens_details), §1.7 (thinking block)",
+        "Is 1009 prime?",
+        lambda n: [
+            thinking(
+                n,
+                "Let me think about 1009.",
+                " THINKING-TEXT-q7Zr: check divisors up to 31;",
+                " none divides it.",
+            ),
+            text("Yes, 1009 is", " a prime number."),
+        ],
+        "end_turn",
+        {"input_tokens": 30, "output_tokens": 180, "thinking_tokens": 142},
+    )
+    ok(
+        "cache-read",
+        "Text answer whose prompt was mostly read from the prompt cache (cache_read_input_tokens 2048).",
+        "wire-reference.md §1.6 (Usage), §1.7 (message_delta usage, cumulative)",
+        "And the next turn?",
+        lambda n: [text("Here is", " the next turn.")],
+        "end_turn",
+        {
+            "input_tokens": 12,
+            "cache_read_input_tokens": 2048,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": 18,
+        },
+    )
+    ok(
+        "cache-write",
+        "Text answer whose prompt prefix was written to the prompt cache (cache_creation_input_tokens 1536).",
+        "wire-reference.md §1.6 (Usage, cache_creation), §1.7",
+        "First turn of a long conversation.",
+        lambda n: [text("Understood;", " let's begin.")],
+        "end_turn",
+        {
+            "input_tokens": 14,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 1536,
+            "output_tokens": 18,
+        },
+    )
+    ok(
+        "unicode-text",
+        "Text full of multi-byte UTF-8 (accents, CJK, emoji), for re-chunking at byte offsets.",
+        "wire-reference.md §1.7",
+        "Greet me in three languages.",
+        lambda n: [text("Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞")],
+        "end_turn",
+        {"input_tokens": 21, "output_tokens": 33},
+    )
+    ok(
+        "long-text",
+        "A long text answer in 40 deltas, for pacing and long pauses.",
+        "wire-reference.md §1.7",
+        "Write forty lines.",
+        lambda n: [text(*LONG)],
+        "end_turn",
+        {"input_tokens": 19, "output_tokens": 720},
+    )
+    ok(
+        "json-answer",
+        "A text answer that is JSON matching the schema {city: string, temperature_c: integer}.",
+        "wire-reference.md §1.2 (output_config.format), §1.6",
+        "Weather in Oslo as JSON.",
+        lambda n: [text('{"city":', ' "Oslo", "temperature_c"', ": 9}")],
+        "end_turn",
+        {"input_tokens": 64, "output_tokens": 14},
+        req_extra={
+            "output_config": {
+                "format": {
+                    "type": "json_schema",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
+                        "required": ["city", "temperature_c"],
+                        "additionalProperties": False,
+                    },
+                }
+            }
+        },
+    )
 
     # A stream that fails after HTTP 200 (event: error, §1.7); the non-streaming twin is a 529.
     name = "stream-error-overloaded"
-    events = sse_events(name, [text("The answer", " begins", " here and")], "end_turn", {"input_tokens": 20, "output_tokens": 9})
-    cut = [e for e in events if "message_delta" not in e and "message_stop" not in e and "content_block_stop" not in e]
-    cut.append(event("error", {"type": "error", "error": {"details": None, "type": "overloaded_error", "message": "Overloaded"}}))
+    events = sse_events(
+        name,
+        [text("The answer", " begins", " here and")],
+        "end_turn",
+        {"input_tokens": 20, "output_tokens": 9},
+    )
+    cut = [
+        e
+        for e in events
+        if "message_delta" not in e and "message_stop" not in e and "content_block_stop" not in e
+    ]
+    cut.append(
+        event(
+            "error",
+            {
+                "type": "error",
+                "error": {"details": None, "type": "overloaded_error", "message": "Overloaded"},
+            },
+        )
+    )
     inter = error_interactions(name, 529, "overloaded_error", "Overloaded", {"x-should-retry": "true"})
     inter[1] = {
         "request": request(name, stream=True, prompt="[gc] mid-stream failure"),
-        "response": {"body": {"string": "".join(cut)}, "headers": ok_headers(name, 1, sse=True), "status": {"code": 200, "message": "OK"}},
+        "response": {
+            "body": {"string": "".join(cut)},
+            "headers": ok_headers(name, 1, sse=True),
+            "status": {"code": 200, "message": "OK"},
+        },
     }
-    c[name] = ("Streaming: message_start, a text block with three deltas, then `event: error` overloaded_error after "
-               "HTTP 200. Non-streaming: HTTP 529 overloaded_error.", "wire-reference.md §1.7 (mid-stream error), §1.8", inter)
+    c[name] = (
+        "Streaming: message_start, a text block with three deltas, then `event: error` overloaded_error after "
+        "HTTP 200. Non-streaming: HTTP 529 overloaded_error.",
+        "wire-reference.md §1.7 (mid-stream error), §1.8",
+        inter,
+    )
 
     errors = [
-        ("error-400", 400, "invalid_request_error",
-         "max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-5-5", {}),
+        (
+            "error-400",
+            400,
+            "invalid_request_error",
+            "max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-5-5",
+            {},
+        ),
         ("error-401", 401, "authentication_error", "invalid x-api-key", {}),
-        ("error-402", 402, "billing_error",
-         "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", {}),
-        ("error-403", 403, "permission_error", "Your API key does not have permission to use the specified resource.", {}),
+        (
+            "error-402",
+            402,
+            "billing_error",
+            "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+            {},
+        ),
+        (
+            "error-403",
+            403,
+            "permission_error",
+            "Your API key does not have permission to use the specified resource.",
+            {},
+        ),
         ("error-404", 404, "not_found_error", "model: claude-does-not-exist", {}),
         ("error-413", 413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", {}),
-        ("error-429", 429, "rate_limit_error",
-         "This request would exceed the rate limit for your organization of 50 requests per minute. "
-         "For details, refer to: https://docs.claude.com/en/api/rate-limits.",
-         {"retry-after": "2", "x-should-retry": "true", "anthropic-ratelimit-requests-limit": "50",
-          "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": "2026-11-29T12:00:02Z"}),
+        (
+            "error-429",
+            429,
+            "rate_limit_error",
+            "This request would exceed the rate limit for your organization of 50 requests per minute. "
+            "For details, refer to: https://docs.claude.com/en/api/rate-limits.",
+            {
+                "retry-after": "2",
+                "x-should-retry": "true",
+                "anthropic-ratelimit-requests-limit": "50",
+                "anthropic-ratelimit-requests-remaining": "0",
+                "anthropic-ratelimit-requests-reset": "2026-11-29T12:00:02Z",
+            },
+        ),
         ("error-500", 500, "api_error", "Internal server error", {"x-should-retry": "true"}),
         ("error-504", 504, "timeout_error", "Request timed out", {"x-should-retry": "true"}),
         ("error-529", 529, "overloaded_error", "Overloaded", {"retry-after": "3", "x-should-retry": "true"}),
     ]
     for name, status, etype, text_, headers in errors:
-        c[name] = (f"HTTP {status} {etype} for both the non-streaming and the streaming request (the stream never starts).",
-                   "wire-reference.md §1.8 (envelope, status table)", error_interactions(name, status, etype, text_, headers))
+        c[name] = (
+            f"HTTP {status} {etype} for both the non-streaming and the streaming request (the stream never starts).",
+            "wire-reference.md §1.8 (envelope, status table)",
+            error_interactions(name, status, etype, text_, headers),
+        )
     return c
 
 
@@ -398,8 +617,15 @@ _Dumper.add_representer(str, _str)
 def main() -> None:
     for name, (description, source, interactions) in catalogue().items():
         doc = {
-            "metadata": {"origin": "synthesized", "date": DATE, "provider": "anthropic", "api_version": API_VERSION,
-                         "model": MODEL, "description": description, "source": source},
+            "metadata": {
+                "origin": "synthesized",
+                "date": DATE,
+                "provider": "anthropic",
+                "api_version": API_VERSION,
+                "model": MODEL,
+                "description": description,
+                "source": source,
+            },
             "interactions": interactions,
             "version": 1,
         }

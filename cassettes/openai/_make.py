@@ -71,7 +71,11 @@ REQUESTED = {"gpt-5.5-2026-09-18": "gpt-5.5", "kimi-k2-0905": "kimi-k2"}
 
 
 def request(model: str, *, stream: bool, prompt: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": REQUESTED.get(model, model), "messages": [{"role": "user", "content": prompt}], "stream": stream}
+    body: dict[str, Any] = {
+        "model": REQUESTED.get(model, model),
+        "messages": [{"role": "user", "content": prompt}],
+        "stream": stream,
+    }
     if stream:
         body["stream_options"] = {"include_usage": True}
     return {
@@ -117,7 +121,11 @@ def completion(name: str, model: str, answer: dict[str, Any]) -> dict[str, Any]:
     message["refusal"] = None
     if answer.get("tool_calls"):
         message["tool_calls"] = [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": "".join(c["pieces"])}}
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": "".join(c["pieces"])},
+            }
             for c in answer["tool_calls"]
         ]
     message["annotations"] = []
@@ -135,12 +143,21 @@ def completion(name: str, model: str, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def chunks(name: str, model: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
-    base = {"id": completion_id(name), "object": "chat.completion.chunk", "created": CREATED, "model": model,
-            "service_tier": "default", "system_fingerprint": "fp_" + _rand(name, "fp", 10)}
+    base = {
+        "id": completion_id(name),
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+        "service_tier": "default",
+        "system_fingerprint": "fp_" + _rand(name, "fp", 10),
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-                "usage": None}
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "usage": None,
+        }
 
     out = [chunk({"role": "assistant", "content": "", "refusal": None})]
     for key in ("reasoning_content", "reasoning"):
@@ -149,8 +166,20 @@ def chunks(name: str, model: str, answer: dict[str, Any]) -> list[dict[str, Any]
     for piece in answer.get("content") or ():
         out.append(chunk({"content": piece}))
     for index, call in enumerate(answer.get("tool_calls") or ()):
-        out.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                          "function": {"name": call["name"], "arguments": ""}}]}))
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         for piece in call["pieces"]:
             out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     out.append(chunk({}, answer["finish"]))
@@ -163,14 +192,20 @@ def sse(payloads: list[dict[str, Any]], *, done: bool = True) -> str:
     return text + ("data: [DONE]\n\n" if done else "")
 
 
-def usage(prompt: int, completion_: int, *, cached: int = 0, reasoning: int = 0, **extra: Any) -> dict[str, Any]:
+def usage(
+    prompt: int, completion_: int, *, cached: int = 0, reasoning: int = 0, **extra: Any
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion_,
         "total_tokens": prompt + completion_,
         "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": reasoning,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
     out.update(extra)
     return out
@@ -178,35 +213,61 @@ def usage(prompt: int, completion_: int, *, cached: int = 0, reasoning: int = 0,
 
 def ok_interactions(name: str, model: str, prompt: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
     return [
-        {"request": request(model, stream=False, prompt=prompt),
-         "response": {"body": {"string": dumps(completion(name, model, answer))},
-                      "headers": headers(name, 0, sse=False), "status": {"code": 200, "message": "OK"}}},
-        {"request": request(model, stream=True, prompt=prompt),
-         "response": {"body": {"string": sse(chunks(name, model, answer))},
-                      "headers": headers(name, 1, sse=True), "status": {"code": 200, "message": "OK"}}},
+        {
+            "request": request(model, stream=False, prompt=prompt),
+            "response": {
+                "body": {"string": dumps(completion(name, model, answer))},
+                "headers": headers(name, 0, sse=False),
+                "status": {"code": 200, "message": "OK"},
+            },
+        },
+        {
+            "request": request(model, stream=True, prompt=prompt),
+            "response": {
+                "body": {"string": sse(chunks(name, model, answer))},
+                "headers": headers(name, 1, sse=True),
+                "status": {"code": 200, "message": "OK"},
+            },
+        },
     ]
 
 
-REASONS = {400: "Bad Request", 401: "Unauthorized", 429: "Too Many Requests", 500: "Internal Server Error",
-           503: "Service Unavailable"}
+REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
-def error_interactions(name: str, model: str, status: int, error: dict[str, Any],
-                       extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def error_interactions(
+    name: str, model: str, status: int, error: dict[str, Any], extra: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """§2.7: the OpenAI envelope for both stream flags (the stream never starts)."""
     out = []
     for i, stream in enumerate((False, True)):
-        out.append({
-            "request": request(model, stream=stream, prompt="[gc] error case"),
-            "response": {"body": {"string": dumps({"error": error})},
-                         "headers": {"content-type": ["application/json"], "x-request-id": [request_id(name, i)],
-                                     **{k: [v] for k, v in (extra or {}).items()}},
-                         "status": {"code": status, "message": REASONS[status]}},
-        })
+        out.append(
+            {
+                "request": request(model, stream=stream, prompt="[gc] error case"),
+                "response": {
+                    "body": {"string": dumps({"error": error})},
+                    "headers": {
+                        "content-type": ["application/json"],
+                        "x-request-id": [request_id(name, i)],
+                        **{k: [v] for k, v in (extra or {}).items()},
+                    },
+                    "status": {"code": status, "message": REASONS[status]},
+                },
+            }
+        )
     return out
 
 
-LONG = [f"Line {i:02d} of a long answer from an OpenAI-compatible channel, streamed in pieces.\n" for i in range(1, 41)]
+LONG = [
+    f"Line {i:02d} of a long answer from an OpenAI-compatible channel, streamed in pieces.\n"
+    for i in range(1, 41)
+]
 
 
 def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
@@ -216,58 +277,141 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
     def ok(name: str, model: str, description: str, source: str, prompt: str, answer: dict[str, Any]) -> None:
         c[name] = (model, description, source, ok_interactions(name, model, prompt, answer))
 
-    ok("text-basic", "gpt-5.5-2026-09-18",
-       "Plain text answer, finish_reason stop; usage as in the LYRouter doc's 200 example (1250 prompt tokens, "
-       "1024 of them cached, 32 completion). The model name differs from the requested id (gpt-5.5).",
-       "wire-reference.md §2.3, §2.4, §2.5; lyrouter-chat-completions.md Response (200 example)",
-       "Introduce LYRouter in one sentence.",
-       {"content": ["LYRouter is", " a trusted model service", " and token governance platform."],
-        "finish": "stop", "usage": usage(1250, 32, cached=1024)})
-    ok("tool-call", "gpt-5.5-2026-09-18",
-       "One function tool call (get_weather, city Oslo), content null, finish_reason tool_calls.",
-       "wire-reference.md §2.3, §2.5 (tool-call stream)", "What's the weather in Oslo? Use the tool.",
-       {"content": None, "tool_calls": [{"id": call_id("tool-call", 0), "name": "get_weather",
-                                         "pieces": ['{"city":', ' "Oslo"}']}],
-        "finish": "tool_calls", "usage": usage(61, 16)})
-    ok("length", "gpt-5.5-2026-09-18", "Text cut at the output limit: finish_reason length.",
-       "wire-reference.md §2.3, §2.5", "Tell me the history of caching.",
-       {"content": ["The history of caching", " begins with"], "finish": "length", "usage": usage(25, 16)})
-    ok("content-filter", "gpt-5.5-2026-09-18", "An answer filtered by the upstream: finish_reason content_filter.",
-       "wire-reference.md §2.3 (finish_reason values)", "Write something the filter stops.",
-       {"content": ["I can"], "finish": "content_filter", "usage": usage(18, 2)})
-    ok("reasoning-content", "deepseek-chat",
-       "DeepSeek-style thinking: message.reasoning_content (delta.reasoning_content when streaming) holding "
-       "the token REASONING-TEXT-d5Kp, then the answer; usage with prompt_cache_hit_tokens / "
-       "prompt_cache_miss_tokens beside prompt_tokens_details.cached_tokens, and reasoning_tokens.",
-       "wire-reference.md §2.3-§2.5; lyrouter-chat-completions.md Response (reasoning_content, DeepSeek cache fields)",
-       "Is 1009 prime?",
-       {"reasoning_content": ["Check divisors of 1009 up to 31.", " REASONING-TEXT-d5Kp: none divides it."],
-        "content": ["Yes, 1009 is", " a prime number."], "finish": "stop",
-        "usage": usage(1250, 180, cached=1024, reasoning=150, prompt_cache_hit_tokens=1024,
-                       prompt_cache_miss_tokens=226)})
-    ok("reasoning-field", "kimi-k2-0905",
-       "A provider that names the thinking `reasoning` (message.reasoning, delta.reasoning) holding the token "
-       "REASONING-FIELD-w3Qb, then the answer.",
-       "lyrouter-chat-completions.md Streaming (`delta.reasoning` on a few upstreams)", "Is 1009 prime?",
-       {"reasoning": ["Check divisors of 1009.", " REASONING-FIELD-w3Qb: none divides it."],
-        "content": ["Yes, 1009 is prime."], "finish": "stop", "usage": usage(40, 90, reasoning=70)})
-    ok("long-text", "gpt-5.5-2026-09-18", "A long text answer in 40 content deltas (mid-stream faults).",
-       "wire-reference.md §2.5", "Write forty lines.",
-       {"content": LONG, "finish": "stop", "usage": usage(19, 720)})
+    ok(
+        "text-basic",
+        "gpt-5.5-2026-09-18",
+        "Plain text answer, finish_reason stop; usage as in the LYRouter doc's 200 example (1250 prompt tokens, "
+        "1024 of them cached, 32 completion). The model name differs from the requested id (gpt-5.5).",
+        "wire-reference.md §2.3, §2.4, §2.5; lyrouter-chat-completions.md Response (200 example)",
+        "Introduce LYRouter in one sentence.",
+        {
+            "content": ["LYRouter is", " a trusted model service", " and token governance platform."],
+            "finish": "stop",
+            "usage": usage(1250, 32, cached=1024),
+        },
+    )
+    ok(
+        "tool-call",
+        "gpt-5.5-2026-09-18",
+        "One function tool call (get_weather, city Oslo), content null, finish_reason tool_calls.",
+        "wire-reference.md §2.3, §2.5 (tool-call stream)",
+        "What's the weather in Oslo? Use the tool.",
+        {
+            "content": None,
+            "tool_calls": [
+                {"id": call_id("tool-call", 0), "name": "get_weather", "pieces": ['{"city":', ' "Oslo"}']}
+            ],
+            "finish": "tool_calls",
+            "usage": usage(61, 16),
+        },
+    )
+    ok(
+        "length",
+        "gpt-5.5-2026-09-18",
+        "Text cut at the output limit: finish_reason length.",
+        "wire-reference.md §2.3, §2.5",
+        "Tell me the history of caching.",
+        {"content": ["The history of caching", " begins with"], "finish": "length", "usage": usage(25, 16)},
+    )
+    ok(
+        "content-filter",
+        "gpt-5.5-2026-09-18",
+        "An answer filtered by the upstream: finish_reason content_filter.",
+        "wire-reference.md §2.3 (finish_reason values)",
+        "Write something the filter stops.",
+        {"content": ["I can"], "finish": "content_filter", "usage": usage(18, 2)},
+    )
+    ok(
+        "reasoning-content",
+        "deepseek-chat",
+        "DeepSeek-style thinking: message.reasoning_content (delta.reasoning_content when streaming) holding "
+        "the token REASONING-TEXT-d5Kp, then the answer; usage with prompt_cache_hit_tokens / "
+        "prompt_cache_miss_tokens beside prompt_tokens_details.cached_tokens, and reasoning_tokens.",
+        "wire-reference.md §2.3-§2.5; lyrouter-chat-completions.md Response (reasoning_content, DeepSeek cache fields)",
+        "Is 1009 prime?",
+        {
+            "reasoning_content": [
+                "Check divisors of 1009 up to 31.",
+                " REASONING-TEXT-d5Kp: none divides it.",
+            ],
+            "content": ["Yes, 1009 is", " a prime number."],
+            "finish": "stop",
+            "usage": usage(
+                1250,
+                180,
+                cached=1024,
+                reasoning=150,
+                prompt_cache_hit_tokens=1024,
+                prompt_cache_miss_tokens=226,
+            ),
+        },
+    )
+    ok(
+        "reasoning-field",
+        "kimi-k2-0905",
+        "A provider that names the thinking `reasoning` (message.reasoning, delta.reasoning) holding the token "
+        "REASONING-FIELD-w3Qb, then the answer.",
+        "lyrouter-chat-completions.md Streaming (`delta.reasoning` on a few upstreams)",
+        "Is 1009 prime?",
+        {
+            "reasoning": ["Check divisors of 1009.", " REASONING-FIELD-w3Qb: none divides it."],
+            "content": ["Yes, 1009 is prime."],
+            "finish": "stop",
+            "usage": usage(40, 90, reasoning=70),
+        },
+    )
+    ok(
+        "long-text",
+        "gpt-5.5-2026-09-18",
+        "A long text answer in 40 content deltas (mid-stream faults).",
+        "wire-reference.md §2.5",
+        "Write forty lines.",
+        {"content": LONG, "finish": "stop", "usage": usage(19, 720)},
+    )
 
     errors = [
-        ("error-400", 400, {"message": "Invalid value for 'temperature': must be at most 2.", "type": "invalid_request_error",
-                            "param": "temperature", "code": "invalid_value"}, {}),
-        ("error-429", 429, {"message": "Rate limit reached for gpt-5.5 on tokens per min (TPM): Limit 30000000, "
-                                       "Used 30000000, Requested 1250. Please try again in 2s.",
-                            "type": "tokens", "param": None, "code": "rate_limit_exceeded"},
-         {"retry-after": "2", "x-ratelimit-remaining-tokens": "0"}),
-        ("error-500", 500, {"message": "The server had an error while processing your request. Sorry about that!",
-                            "type": "server_error", "param": None, "code": None}, {}),
+        (
+            "error-400",
+            400,
+            {
+                "message": "Invalid value for 'temperature': must be at most 2.",
+                "type": "invalid_request_error",
+                "param": "temperature",
+                "code": "invalid_value",
+            },
+            {},
+        ),
+        (
+            "error-429",
+            429,
+            {
+                "message": "Rate limit reached for gpt-5.5 on tokens per min (TPM): Limit 30000000, "
+                "Used 30000000, Requested 1250. Please try again in 2s.",
+                "type": "tokens",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            },
+            {"retry-after": "2", "x-ratelimit-remaining-tokens": "0"},
+        ),
+        (
+            "error-500",
+            500,
+            {
+                "message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            },
+            {},
+        ),
     ]
     for name, status, error, extra in errors:
-        c[name] = ("gpt-5.5-2026-09-18", f"HTTP {status} OpenAI error envelope for both stream flags (the stream never starts).",
-                   "wire-reference.md §2.7 (envelope)", error_interactions(name, "gpt-5.5", status, error, extra))
+        c[name] = (
+            "gpt-5.5-2026-09-18",
+            f"HTTP {status} OpenAI error envelope for both stream flags (the stream never starts).",
+            "wire-reference.md §2.7 (envelope)",
+            error_interactions(name, "gpt-5.5", status, error, extra),
+        )
     return c
 
 
@@ -275,31 +419,63 @@ def anthropic_catalogue(am: Any) -> dict[str, tuple[str, str, list[dict[str, Any
     """name -> (description, source, interactions), written to cassettes/anthropic/lyrouter-<name>.yaml."""
     c: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
     text_blocks = [am.text("Fallback worked:", " the second channel answered.")]
-    for status, etype, msg, extra in ((500, "api_error", "Internal server error", {"x-should-retry": "true"}),
-                                      (529, "overloaded_error", "Overloaded", {"retry-after": "3", "x-should-retry": "true"})):
+    for status, etype, msg, extra in (
+        (500, "api_error", "Internal server error", {"x-should-retry": "true"}),
+        (529, "overloaded_error", "Overloaded", {"retry-after": "3", "x-should-retry": "true"}),
+    ):
         name = f"lyrouter-fallback-{status}"
         errs = am.error_interactions(name, status, etype, msg, extra)
-        oks = am.ok_interactions(name, "What is a prompt cache?", text_blocks, "end_turn",
-                                 {"input_tokens": 27, "output_tokens": 12})
+        oks = am.ok_interactions(
+            name,
+            "What is a prompt cache?",
+            text_blocks,
+            "end_turn",
+            {"input_tokens": 27, "output_tokens": 12},
+        )
         # Per stream flag: the error first, then the success (the replay repeats the last one).
-        c[name] = (f"Channel fallback: per stream flag, the first call gets HTTP {status} {etype}, every later call "
-                   "a text answer (end_turn).", "wire-reference.md §1.6, §1.7, §1.8", [errs[0], oks[0], errs[1], oks[1]])
+        c[name] = (
+            f"Channel fallback: per stream flag, the first call gets HTTP {status} {etype}, every later call "
+            "a text answer (end_turn).",
+            "wire-reference.md §1.6, §1.7, §1.8",
+            [errs[0], oks[0], errs[1], oks[1]],
+        )
 
     name = "lyrouter-cache-mixed"
-    c[name] = ("Text answer with both cache reads (1024) and cache writes (300) beside 226 uncached input tokens, "
-               "as in the LYRouter doc's Anthropic usage example.", "wire-reference.md §1.6 (Usage), §1.7",
-               am.ok_interactions(name, "And the next turn?", [am.text("Here is", " the next turn.")], "end_turn",
-                                  {"input_tokens": 226, "cache_read_input_tokens": 1024,
-                                   "cache_creation_input_tokens": 300, "output_tokens": 32}))
+    c[name] = (
+        "Text answer with both cache reads (1024) and cache writes (300) beside 226 uncached input tokens, "
+        "as in the LYRouter doc's Anthropic usage example.",
+        "wire-reference.md §1.6 (Usage), §1.7",
+        am.ok_interactions(
+            name,
+            "And the next turn?",
+            [am.text("Here is", " the next turn.")],
+            "end_turn",
+            {
+                "input_tokens": 226,
+                "cache_read_input_tokens": 1024,
+                "cache_creation_input_tokens": 300,
+                "output_tokens": 32,
+            },
+        ),
+    )
 
     name = "lyrouter-model-alias"
-    inter = am.ok_interactions(name, "What is a prompt cache?", [am.text("A prompt cache", " stores a prefix.")],
-                               "end_turn", {"input_tokens": 27, "output_tokens": 9})
+    inter = am.ok_interactions(
+        name,
+        "What is a prompt cache?",
+        [am.text("A prompt cache", " stores a prefix.")],
+        "end_turn",
+        {"input_tokens": 27, "output_tokens": 9},
+    )
     for it in inter:  # the upstream names the model differently from the requested id
         it["response"]["body"]["string"] = it["response"]["body"]["string"].replace(
-            '"model":"claude-sonnet-5-5"', '"model":"claude-sonnet-5-5-20261015"')
-    c[name] = ("Plain text answer whose `model` is claude-sonnet-5-5-20261015 (a dated name, not the requested id).",
-               "wire-reference.md §1.6, §1.7", inter)
+            '"model":"claude-sonnet-5-5"', '"model":"claude-sonnet-5-5-20261015"'
+        )
+    c[name] = (
+        "Plain text answer whose `model` is claude-sonnet-5-5-20261015 (a dated name, not the requested id).",
+        "wire-reference.md §1.6, §1.7",
+        inter,
+    )
     return c
 
 
@@ -317,21 +493,46 @@ _Dumper.add_representer(str, _str)
 
 
 def _write(path: Path, doc: dict[str, Any]) -> None:
-    path.write_text(yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    path.write_text(
+        yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
+    )
 
 
 def main() -> None:
     for name, (model, description, source, interactions) in openai_catalogue().items():
-        _write(HERE / f"{name}.yaml", {
-            "metadata": {"origin": "synthesized", "date": DATE, "provider": "openai", "model": model,
-                         "description": description, "source": source},
-            "interactions": interactions, "version": 1})
+        _write(
+            HERE / f"{name}.yaml",
+            {
+                "metadata": {
+                    "origin": "synthesized",
+                    "date": DATE,
+                    "provider": "openai",
+                    "model": model,
+                    "description": description,
+                    "source": source,
+                },
+                "interactions": interactions,
+                "version": 1,
+            },
+        )
     am = _load_anthropic_make()
     for name, (description, source, interactions) in anthropic_catalogue(am).items():
-        _write(ANTHROPIC_DIR / f"{name}.yaml", {
-            "metadata": {"origin": "synthesized", "date": DATE, "provider": "anthropic", "api_version": am.API_VERSION,
-                         "model": am.MODEL, "description": description, "source": source},
-            "interactions": interactions, "version": 1})
+        _write(
+            ANTHROPIC_DIR / f"{name}.yaml",
+            {
+                "metadata": {
+                    "origin": "synthesized",
+                    "date": DATE,
+                    "provider": "anthropic",
+                    "api_version": am.API_VERSION,
+                    "model": am.MODEL,
+                    "description": description,
+                    "source": source,
+                },
+                "interactions": interactions,
+                "version": 1,
+            },
+        )
 
 
 if __name__ == "__main__":

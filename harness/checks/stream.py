@@ -530,8 +530,13 @@ def _usage(mode: str, exchange: Exchange, state: _State, error_expected: bool) -
             f"no usage chunk ({because})",
         )
     if mode == "forbidden" and state.usage_at:
-        why = ("the stream failed" if error_expected else
-               "stream_options.include_usage was not set" if because != "the rule requires one" else "the rule forbids one")
+        why = (
+            "the stream failed"
+            if error_expected
+            else "stream_options.include_usage was not set"
+            if because != "the rule requires one"
+            else "the rule forbids one"
+        )
         state.add(
             f"stream[{state.usage_at[0]}]", "no usage chunk", "usage chunk", f"a usage chunk although {why}"
         )

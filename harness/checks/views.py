@@ -171,7 +171,15 @@ def assemble(chunks: Sequence[Any]) -> dict[str, Any]:
 
 
 def _new_choice(index: int) -> dict[str, Any]:
-    return {"index": index, "role": None, "content": [], "refusal": [], "calls": {}, "finish": [], "extra": {}}
+    return {
+        "index": index,
+        "role": None,
+        "content": [],
+        "refusal": [],
+        "calls": {},
+        "finish": [],
+        "extra": {},
+    }
 
 
 # Delta fields with their own assembly; any other string field (a gateway extension such as

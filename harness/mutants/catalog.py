@@ -15,9 +15,30 @@ from harness.mutants.ops import OpError, check_edit, check_stream_op, holds
 
 CATALOG = Path(__file__).with_name("catalog.yaml")
 Side = Literal["client", "upstream"]
-_KEYS = frozenset({"id", "side", "area", "profiles", "models", "title", "when", "request", "request_headers",
-                   "status", "headers", "json", "chunks", "answer", "stream", "replace", "error_as_stream",
-                   "features", "killed_by", "survives_because"})
+_KEYS = frozenset(
+    {
+        "id",
+        "side",
+        "area",
+        "profiles",
+        "models",
+        "title",
+        "when",
+        "request",
+        "request_headers",
+        "status",
+        "headers",
+        "json",
+        "chunks",
+        "answer",
+        "stream",
+        "replace",
+        "error_as_stream",
+        "features",
+        "killed_by",
+        "survives_because",
+    }
+)
 _WHEN_KEYS = frozenset({"request", "status", "stream", "request_json"})
 
 
@@ -31,7 +52,9 @@ class Mutant:
     side: Side
     area: str
     title: str
-    models: str  # the real bug it models: `owner/repo#N` from docs/real-gateway-bugs.md, or why it is plausible
+    models: (
+        str  # the real bug it models: `owner/repo#N` from docs/real-gateway-bugs.md, or why it is plausible
+    )
     profiles: tuple[str, ...] = ("ezat",)
     when: Mapping[str, Any] | None = None  # gates the answer-side mutations of one exchange
     request: tuple[Mapping[str, Any], ...] = ()  # edits of the request body on its way through
@@ -49,8 +72,15 @@ class Mutant:
 
     @property
     def touches_answer(self) -> bool:
-        return bool(self.status or self.headers or self.json or self.chunks or self.stream or self.replace
-                    or self.error_as_stream)
+        return bool(
+            self.status
+            or self.headers
+            or self.json
+            or self.chunks
+            or self.stream
+            or self.replace
+            or self.error_as_stream
+        )
 
     @property
     def touches_stream(self) -> bool:
@@ -65,7 +95,10 @@ class Mutant:
             return False
         if "request" in when and not holds(client, when["request"]):
             return False
-        return not ("stream" in when and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"])
+        return not (
+            "stream" in when
+            and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]
+        )
 
 
 def _edits(raw: Any, where: str) -> tuple[Mapping[str, Any], ...]:
@@ -146,11 +179,20 @@ def load_catalog(path: Path = CATALOG) -> Catalog:
     return Catalog(tuple(mutants), dict(data.get("unmutated") or {}))
 
 
-def select(mutants: Sequence[Mutant], profile: str, patterns: Sequence[str] = (), sample: int | None = None,
-           seed: int = 6, always: Sequence[str] = ()) -> list[Mutant]:
+def select(
+    mutants: Sequence[Mutant],
+    profile: str,
+    patterns: Sequence[str] = (),
+    sample: int | None = None,
+    seed: int = 6,
+    always: Sequence[str] = (),
+) -> list[Mutant]:
     """Mutants of a profile matching the globs; `sample` picks N at random (fixed seed) plus `always`."""
-    chosen = [m for m in mutants if profile in m.profiles
-              and (not patterns or any(fnmatch.fnmatchcase(m.id, p) for p in patterns))]
+    chosen = [
+        m
+        for m in mutants
+        if profile in m.profiles and (not patterns or any(fnmatch.fnmatchcase(m.id, p) for p in patterns))
+    ]
     if sample is not None and sample < len(chosen):
         keep = {m.id for m in random.Random(seed).sample(chosen, sample)} | set(always)
         chosen = [m for m in chosen if m.id in keep]

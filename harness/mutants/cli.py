@@ -46,24 +46,46 @@ BASE_FEATURES = ("loopback-downloads",)
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gateway-conformance mutants", description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="ezat", help="whose catalog and mutants (default ezat)")
-    p.add_argument("--mutant", action="append", default=[], metavar="GLOB", help="only mutants whose id matches")
-    p.add_argument("--sample", type=int, metavar="N", help="N mutants at random (fixed --seed) plus --always ones")
+    p.add_argument(
+        "--mutant", action="append", default=[], metavar="GLOB", help="only mutants whose id matches"
+    )
+    p.add_argument(
+        "--sample", type=int, metavar="N", help="N mutants at random (fixed --seed) plus --always ones"
+    )
     p.add_argument("--seed", type=int, default=6)
-    p.add_argument("--always", action="append", default=[], metavar="ID", help="always run this mutant with --sample")
-    p.add_argument("--jobs", "-j", type=int, default=4, help="rule variants run in parallel threads (default 4)")
-    p.add_argument("--first-kill", action="store_true",
-                   help="stop a mutant at its first killing rule (its `killed_by` hints first): proves every mutant "
-                        "dies, fast; the full matrix needs every rule")
+    p.add_argument(
+        "--always", action="append", default=[], metavar="ID", help="always run this mutant with --sample"
+    )
+    p.add_argument(
+        "--jobs", "-j", type=int, default=4, help="rule variants run in parallel threads (default 4)"
+    )
+    p.add_argument(
+        "--first-kill",
+        action="store_true",
+        help="stop a mutant at its first killing rule (its `killed_by` hints first): proves every mutant "
+        "dies, fast; the full matrix needs every rule",
+    )
     p.add_argument("--out", help="where to write kill-matrix.json and .md (default ./gc-mutants/<UTC time>)")
-    p.add_argument("--gateway-url", help="another gateway's OpenAI base URL (default: start the reference gateway)")
+    p.add_argument(
+        "--gateway-url", help="another gateway's OpenAI base URL (default: start the reference gateway)"
+    )
     p.add_argument("--gateway-key", help="its API key (default $GC_GATEWAY_KEY)")
-    p.add_argument("--replay-url", help="with --gateway-url: the replay upstream your gateway normally talks to")
-    p.add_argument("--upstream-proxy-port", type=int, help="with --gateway-url: serve the upstream-side proxy on "
-                   "127.0.0.1:P (point your gateway's Anthropic base URL there); without it, upstream mutants are "
-                   "not run")
+    p.add_argument(
+        "--replay-url", help="with --gateway-url: the replay upstream your gateway normally talks to"
+    )
+    p.add_argument(
+        "--upstream-proxy-port",
+        type=int,
+        help="with --gateway-url: serve the upstream-side proxy on "
+        "127.0.0.1:P (point your gateway's Anthropic base URL there); without it, upstream mutants are "
+        "not run",
+    )
     p.add_argument("--feature", action="append", default=[], help="declare an optional feature (repeatable)")
-    p.add_argument("--no-baseline", action="store_true",
-                   help="skip the run without a mutant (it finds rule variants that fail anyway; CI may trust certify)")
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the run without a mutant (it finds rule variants that fail anyway; CI may trust certify)",
+    )
     p.add_argument("--rule-timeout", type=float, default=30.0)
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
@@ -86,8 +108,9 @@ class Rig:
 
 
 @contextlib.contextmanager
-def rig(args: argparse.Namespace, profile_models: dict[str, str | None], features: frozenset[str],
-        log: Path) -> Iterator[Rig]:
+def rig(
+    args: argparse.Namespace, profile_models: dict[str, str | None], features: frozenset[str], log: Path
+) -> Iterator[Rig]:
     from harness.cli import reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
@@ -98,7 +121,9 @@ def rig(args: argparse.Namespace, profile_models: dict[str, str | None], feature
             replay_url = args.replay_url.rstrip("/")
             upstream: ProxyServer | None = None
             if args.upstream_proxy_port:
-                upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book, args.upstream_proxy_port))
+                upstream = stack.enter_context(
+                    ProxyServer(replay_url, "upstream", book, args.upstream_proxy_port)
+                )
             gateway_url = args.gateway_url
             key = args.gateway_key or os.environ.get("GC_GATEWAY_KEY")
         else:
@@ -109,17 +134,32 @@ def rig(args: argparse.Namespace, profile_models: dict[str, str | None], feature
             gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
-        target = Target(gateway_url=client.url + parts.path, gateway_key=key, models=profile_models,
-                        features=features, replay_url=replay_url, rule_timeout=args.rule_timeout)
-        limits = httpx.Limits(max_connections=max(8, args.jobs * 2), max_keepalive_connections=max(8, args.jobs * 2))
+        target = Target(
+            gateway_url=client.url + parts.path,
+            gateway_key=key,
+            models=profile_models,
+            features=features,
+            replay_url=replay_url,
+            rule_timeout=args.rule_timeout,
+        )
+        limits = httpx.Limits(
+            max_connections=max(8, args.jobs * 2), max_keepalive_connections=max(8, args.jobs * 2)
+        )
         http = stack.enter_context(httpx.Client(trust_env=False, follow_redirects=False, limits=limits))
         replay_client = ReplayClient(replay_url)
         stack.callback(replay_client.close)
         yield Rig(target, client, upstream, replay_client, http)
 
 
-def run_mutant(r: Rig, mutant: Mutant, cases: list[Case], broken: frozenset[str], jobs: int, first_kill: bool,
-               base_features: frozenset[str]) -> MutantResult:
+def run_mutant(
+    r: Rig,
+    mutant: Mutant,
+    cases: list[Case],
+    broken: frozenset[str],
+    jobs: int,
+    first_kill: bool,
+    base_features: frozenset[str],
+) -> MutantResult:
     if mutant.side == "upstream" and r.upstream is None:
         return MutantResult(mutant, (), 0, 0.0, skipped="upstream-side mutant: no --upstream-proxy-port")
     missing = sorted(set(mutant.features) - base_features)
@@ -132,14 +172,20 @@ def run_mutant(r: Rig, mutant: Mutant, cases: list[Case], broken: frozenset[str]
     try:
         if first_kill:
             ordered = first_kill_order(cases, mutant.killed_by)
-            outcomes = run_catalog(ordered, target, r.http, r.replay, jobs,
-                                   stop=lambda o: bool(kills_of([o], broken)))
+            outcomes = run_catalog(
+                ordered, target, r.http, r.replay, jobs, stop=lambda o: bool(kills_of([o], broken))
+            )
         else:
             outcomes = run_catalog(cases, target, r.http, r.replay, jobs)
     finally:
         r.use(None)
-    return MutantResult(mutant, kills_of(outcomes, broken), len(outcomes), time.monotonic() - started,
-                        first_kill_only=first_kill)
+    return MutantResult(
+        mutant,
+        kills_of(outcomes, broken),
+        len(outcomes),
+        time.monotonic() - started,
+        first_kill_only=first_kill,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,8 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.spec import SpecError, load_profile, load_rule_file, rule_files
 
     if args.gateway_url and not args.replay_url:
-        print("gateway-conformance mutants: --gateway-url needs --replay-url (the replay upstream your gateway "
-              "talks to, or the upstream proxy's target)", file=sys.stderr)
+        print(
+            "gateway-conformance mutants: --gateway-url needs --replay-url (the replay upstream your gateway "
+            "talks to, or the upstream proxy's target)",
+            file=sys.stderr,
+        )
         return EXIT_CONFIG
     try:
         catalog = load_catalog()
@@ -185,18 +234,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.no_baseline:
                 baseline = run_catalog(cases, r.target, r.http, r.replay, args.jobs)
                 broken = broken_cases(baseline)
-                print(f"baseline: {len(baseline)} rule variants in {time.monotonic() - started:.1f}s, "
-                      f"{len(broken)} failing without a mutant", flush=True)
+                print(
+                    f"baseline: {len(baseline)} rule variants in {time.monotonic() - started:.1f}s, "
+                    f"{len(broken)} failing without a mutant",
+                    flush=True,
+                )
             for i, mutant in enumerate(mutants, 1):
                 result = run_mutant(r, mutant, cases, broken, args.jobs, args.first_kill, base)
                 results.append(result)
-                print(f"[{i}/{len(mutants)}] {mutant.id}: {result.verdict} ({len(result.killers)} rules, "
-                      f"{result.seconds:.1f}s)", flush=True)
+                print(
+                    f"[{i}/{len(mutants)}] {mutant.id}: {result.verdict} ({len(result.killers)} rules, "
+                    f"{result.seconds:.1f}s)",
+                    flush=True,
+                )
     except RuntimeError as exc:
         print(f"gateway-conformance mutants: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS
     all_of_profile = [m for m in catalog.mutants if args.profile in m.profiles]
-    complete = not args.first_kill and len(results) == len(all_of_profile) and not any(r.skipped for r in results)
+    complete = (
+        not args.first_kill and len(results) == len(all_of_profile) and not any(r.skipped for r in results)
+    )
     rule_ids = tuple(dict.fromkeys(rule.id for rule in rules))
     matrix = Matrix(
         profile=args.profile,

@@ -48,9 +48,16 @@ def case_key(rule_id: str, variant: Mapping[str, Any]) -> str:
     return f"{rule_id} [{variant_label(variant)}]" if variant else rule_id
 
 
-def run_catalog(cases: Sequence[Case], target: Target, http: httpx.Client, replay: ReplayClient | None,
-                jobs: int, stop: Callable[[Outcome], bool] | None = None) -> list[Outcome]:
+def run_catalog(
+    cases: Sequence[Case],
+    target: Target,
+    http: httpx.Client,
+    replay: ReplayClient | None,
+    jobs: int,
+    stop: Callable[[Outcome], bool] | None = None,
+) -> list[Outcome]:
     """Run the cases on `jobs` threads; with `stop`, in waves, ending after the wave where stop() held."""
+
     def one(case: Case) -> Outcome:
         return run_rule(case[0], case[1], target, http, replay)
 
@@ -59,7 +66,7 @@ def run_catalog(cases: Sequence[Case], target: Target, http: httpx.Client, repla
             return list(pool.map(one, cases))
         outcomes: list[Outcome] = []
         for start in range(0, len(cases), max(1, jobs)):
-            wave = list(pool.map(one, cases[start:start + max(1, jobs)]))
+            wave = list(pool.map(one, cases[start : start + max(1, jobs)]))
             outcomes += wave
             if any(stop(o) for o in wave):
                 break
@@ -68,6 +75,7 @@ def run_catalog(cases: Sequence[Case], target: Target, http: httpx.Client, repla
 
 def first_kill_order(cases: Sequence[Case], hints: Sequence[str]) -> list[Case]:
     """The hinted rules (globs over rule ids) first, in hint order; then the rest."""
+
     def rank(case: Case) -> int:
         for i, pattern in enumerate(hints):
             if fnmatch.fnmatchcase(case[0].id, pattern):
@@ -168,11 +176,21 @@ def matrix_json(m: Matrix) -> dict[str, Any]:
         "complete": m.complete,
         "totals": totals(m),
         "mutants": [
-            {"id": r.mutant.id, "side": r.mutant.side, "area": r.mutant.area, "title": r.mutant.title,
-             "models": r.mutant.models, "verdict": r.verdict, "killers": list(r.killers),
-             "kills": [k.__dict__ for k in r.kills], "cases_run": r.cases_run, "seconds": round(r.seconds, 2),
-             "first_kill_only": r.first_kill_only, "survives_because": r.mutant.survives_because,
-             "skipped": r.skipped}
+            {
+                "id": r.mutant.id,
+                "side": r.mutant.side,
+                "area": r.mutant.area,
+                "title": r.mutant.title,
+                "models": r.mutant.models,
+                "verdict": r.verdict,
+                "killers": list(r.killers),
+                "kills": [k.__dict__ for k in r.kills],
+                "cases_run": r.cases_run,
+                "seconds": round(r.seconds, 2),
+                "first_kill_only": r.first_kill_only,
+                "survives_because": r.mutant.survives_because,
+                "skipped": r.skipped,
+            }
             for r in m.results
         ],
         "rules": {rid: killing.get(rid, []) for rid in m.rules},
@@ -200,8 +218,11 @@ def totals(m: Matrix) -> dict[str, int]:
 
 
 def matrix_text(m: Matrix) -> str:
-    lines = [f"kill matrix: profile {m.profile}, {len(m.results)} mutants x {len(m.rules)} rules "
-             f"in {m.seconds:.0f}s", ""]
+    lines = [
+        f"kill matrix: profile {m.profile}, {len(m.results)} mutants x {len(m.rules)} rules "
+        f"in {m.seconds:.0f}s",
+        "",
+    ]
     width = max((len(r.mutant.id) for r in m.results), default=10)
     for r in m.results:
         note = ", ".join(r.killers[:6]) + (f" (+{len(r.killers) - 6})" if len(r.killers) > 6 else "")
@@ -213,12 +234,18 @@ def matrix_text(m: Matrix) -> str:
             note = "survives because: " + r.mutant.survives_because
         lines.append(f"{r.mutant.id:<{width}}  {r.verdict:<9}  {note}")
     t = totals(m)
-    lines += ["", f"mutants {t['mutants']} (run {t['run']}), killed {t['killed']}, survived {t['survived']} "
-              f"({t['survived_unexplained']} unexplained); rules {t['rules']}, killing some {t['rules_killing_some']}, "
-              f"killing none {t['rules_killing_none']} ({t['rules_unmutated']} explained in `unmutated`)"]
+    lines += [
+        "",
+        f"mutants {t['mutants']} (run {t['run']}), killed {t['killed']}, survived {t['survived']} "
+        f"({t['survived_unexplained']} unexplained); rules {t['rules']}, killing some {t['rules_killing_some']}, "
+        f"killing none {t['rules_killing_none']} ({t['rules_unmutated']} explained in `unmutated`)",
+    ]
     if m.baseline_broken:
-        lines += ["", "rule variants that fail without any mutant (ignored as killers):",
-                  *(f"  {b}" for b in m.baseline_broken)]
+        lines += [
+            "",
+            "rule variants that fail without any mutant (ignored as killers):",
+            *(f"  {b}" for b in m.baseline_broken),
+        ]
     if m.complete:
         idle = m.idle_rules()
         lines += ["", f"rules that kill no mutant: {len(idle) or 'none'}", *(f"  {rid}" for rid in idle)]
@@ -227,21 +254,31 @@ def matrix_text(m: Matrix) -> str:
 
 def matrix_markdown(m: Matrix) -> str:
     t = totals(m)
-    out = [f"# Kill matrix — {m.profile}", "",
-           f"{t['mutants']} mutants, {t['killed']} killed, {t['survived']} survived "
-           f"({t['survived_unexplained']} unexplained); {t['rules']} rules, {t['rules_killing_none']} kill no mutant "
-           f"({t['rules_unmutated']} explained). Wall time {m.seconds:.0f} s.", "",
-           "| mutant | side | area | verdict | killed by | models |", "|---|---|---|---|---|---|"]
+    out = [
+        f"# Kill matrix — {m.profile}",
+        "",
+        f"{t['mutants']} mutants, {t['killed']} killed, {t['survived']} survived "
+        f"({t['survived_unexplained']} unexplained); {t['rules']} rules, {t['rules_killing_none']} kill no mutant "
+        f"({t['rules_unmutated']} explained). Wall time {m.seconds:.0f} s.",
+        "",
+        "| mutant | side | area | verdict | killed by | models |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in m.results:
         killers = "<br>".join(f"`{k}`" for k in r.killers) or (r.skipped or r.mutant.survives_because or "—")
-        out.append(f"| `{r.mutant.id}` | {r.mutant.side} | {r.mutant.area} | {r.verdict} | {killers} | "
-                   f"{r.mutant.models} |")
+        out.append(
+            f"| `{r.mutant.id}` | {r.mutant.side} | {r.mutant.area} | {r.verdict} | {killers} | "
+            f"{r.mutant.models} |"
+        )
     if m.complete:
         out += ["", "## Rules that kill no mutant", ""]
         idle = m.idle_rules()
         out += [f"- `{rid}`" for rid in idle] or ["None."]
-        explained = [(rid, m.why_unmutated(rid)) for rid in m.rules
-                     if rid not in {k for r in m.results for k in r.killers} and m.why_unmutated(rid)]
+        explained = [
+            (rid, m.why_unmutated(rid))
+            for rid in m.rules
+            if rid not in {k for r in m.results for k in r.killers} and m.why_unmutated(rid)
+        ]
         if explained:
             out += ["", "## Rules no mutant can make fail (`unmutated`)", ""]
             out += [f"- `{rid}`: {why}" for rid, why in explained]

@@ -300,7 +300,11 @@ def _move_cache_control(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None
     moved = None
     for container, key in locate(doc, parse_path(edit["path"])):
         item = container[key]
-        for block in item.get("content", []) if isinstance(item, dict) and isinstance(item.get("content"), list) else []:
+        for block in (
+            item.get("content", [])
+            if isinstance(item, dict) and isinstance(item.get("content"), list)
+            else []
+        ):
             if isinstance(block, dict) and "cache_control" in block:
                 moved = block.pop("cache_control")
     if moved is None:
@@ -331,8 +335,14 @@ EDIT_OPS: dict[str, EditFn] = {
     "remove_client_texts": _remove_client_texts,
     "move_cache_control": _move_cache_control,
 }
-_EDIT_REQUIRED = {"rename": ("to",), "map": ("values",), "sub": ("pattern", "repl"), "copy_from_client": ("from",),
-                  "remove_client_texts": ("role",), "move_cache_control": ("to",)}
+_EDIT_REQUIRED = {
+    "rename": ("to",),
+    "map": ("values",),
+    "sub": ("pattern", "repl"),
+    "copy_from_client": ("from",),
+    "remove_client_texts": ("role",),
+    "move_cache_control": ("to",),
+}
 
 
 def check_edit(edit: Mapping[str, Any]) -> None:
@@ -619,7 +629,9 @@ def _running_usage(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
         return [] if ev is None else [ev]
     st.memo["n"] = st.memo.get("n", 0) + 1
     n = st.memo["n"]
-    return [ev.with_json({**ev.json(), "usage": {"prompt_tokens": 0, "completion_tokens": n, "total_tokens": n}})]
+    return [
+        ev.with_json({**ev.json(), "usage": {"prompt_tokens": 0, "completion_tokens": n, "total_tokens": n}})
+    ]
 
 
 def _usage_without_include(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
@@ -667,8 +679,11 @@ def _repeat_tool_ids(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     for call in doc["choices"][0]["delta"]["tool_calls"]:
         index = call.get("index")
         if call.get("id"):
-            seen[index] = {"id": call["id"], "type": call.get("type", "function"),
-                           "name": (call.get("function") or {}).get("name")}
+            seen[index] = {
+                "id": call["id"],
+                "type": call.get("type", "function"),
+                "name": (call.get("function") or {}).get("name"),
+            }
         elif index in seen:
             call["id"], call["type"] = seen[index]["id"], seen[index]["type"]
             call.setdefault("function", {})["name"] = seen[index]["name"]
@@ -692,8 +707,10 @@ def _error_to_stop(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     if isinstance(doc, dict) and doc.get("choices"):
         st.memo["head"] = {k: doc[k] for k in ("id", "object", "created", "model") if k in doc}
     if kind_of(ev) == "error":
-        chunk = {**st.memo.get("head", {}), "choices": [{"index": 0, "delta": {}, "logprobs": None,
-                                                         "finish_reason": "stop"}]}
+        chunk = {
+            **st.memo.get("head", {}),
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+        }
         return [SseEvent.of_data(chunk)]
     return [ev]
 
@@ -732,7 +749,9 @@ STREAM_OPS: dict[str, StreamFn] = {
 class StreamRewriter:
     """Feeds events through the chunk edits, then through each stream op in order."""
 
-    def __init__(self, edits: Sequence[Mapping[str, Any]], ops: Sequence[Mapping[str, Any]], ctx: Context) -> None:
+    def __init__(
+        self, edits: Sequence[Mapping[str, Any]], ops: Sequence[Mapping[str, Any]], ctx: Context
+    ) -> None:
         self.edits = edits
         self.ctx = ctx
         self.ops = [(STREAM_OPS[o["op"]], OpState(o, ctx)) for o in ops]
@@ -757,8 +776,12 @@ class StreamRewriter:
         return events
 
 
-def rewrite_stream(events: Sequence[SseEvent], edits: Sequence[Mapping[str, Any]],
-                   ops: Sequence[Mapping[str, Any]], ctx: Context = Context()) -> list[SseEvent]:
+def rewrite_stream(
+    events: Sequence[SseEvent],
+    edits: Sequence[Mapping[str, Any]],
+    ops: Sequence[Mapping[str, Any]],
+    ctx: Context = Context(),
+) -> list[SseEvent]:
     """The whole-stream form of `StreamRewriter` (tests, and reasoning about an op)."""
     rewriter = StreamRewriter(edits, ops, ctx)
     out = [o for ev in events for o in rewriter.feed(ev)]

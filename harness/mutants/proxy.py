@@ -33,8 +33,21 @@ from harness.mutants.ops import (
 )
 
 MARKER_RE = re.compile(rb"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
-HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "host", "date", "server",
-                        "upgrade", "te", "trailer", "proxy-connection"})
+HOP_BY_HOP = frozenset(
+    {
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "content-length",
+        "host",
+        "date",
+        "server",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-connection",
+    }
+)
 Scope = Mapping[str, Any]
 
 
@@ -85,7 +98,9 @@ class MutatingProxy:
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
             limits = httpx.Limits(max_connections=200, max_keepalive_connections=64)
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0), limits=limits, trust_env=False)
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=10.0), limits=limits, trust_env=False
+            )
         return self._http
 
     async def aclose(self) -> None:
@@ -123,8 +138,9 @@ class MutatingProxy:
             url += "?" + scope["query_string"].decode("latin-1")
         http = self._client()
         try:
-            response = await http.send(http.build_request(scope["method"], url, headers=out_headers, content=body),
-                                       stream=True)
+            response = await http.send(
+                http.build_request(scope["method"], url, headers=out_headers, content=body), stream=True
+            )
         except httpx.HTTPError as exc:
             await _answer(send, 502, [("content-type", "text/plain")], f"mutating proxy: {exc!r}".encode())
             return
@@ -133,14 +149,18 @@ class MutatingProxy:
         finally:
             await response.aclose()
 
-    async def _relay(self, send: Any, response: httpx.Response, mutant: Mutant | None, client: Any,
-                     ctx: Context) -> None:
+    async def _relay(
+        self, send: Any, response: httpx.Response, mutant: Mutant | None, client: Any, ctx: Context
+    ) -> None:
         status = response.status_code
         headers = [(k.lower(), v) for k, v in response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
         invalid = isinstance(client, _Invalid)
-        active = mutant is not None and mutant.touches_answer and mutant.applies(
-            None if invalid else client, status, invalid_json=invalid)
+        active = (
+            mutant is not None
+            and mutant.touches_answer
+            and mutant.applies(None if invalid else client, status, invalid_json=invalid)
+        )
         if not active or mutant is None:
             await _start(send, status, headers)
             async for chunk in response.aiter_raw():
@@ -151,12 +171,22 @@ class MutatingProxy:
         if mutant.replace is not None:
             await response.aread()
             body = json.dumps(mutant.replace.get("body", {})).encode()
-            await _answer(send, int(mutant.replace.get("status", 500)), [("content-type", "application/json")], body)
+            await _answer(
+                send, int(mutant.replace.get("status", 500)), [("content-type", "application/json")], body
+            )
             return
-        if mutant.error_as_stream and status >= 400 and not is_sse and isinstance(client, dict) and client.get("stream"):
+        if (
+            mutant.error_as_stream
+            and status >= 400
+            and not is_sse
+            and isinstance(client, dict)
+            and client.get("stream")
+        ):
             raw = await response.aread()
             events = [SseEvent.of_data(_parse(raw) or {"error": {}}), SseEvent.of_data("[DONE]")]
-            await _answer(send, 200, [("content-type", "text/event-stream")], b"".join(e.encode() for e in events))
+            await _answer(
+                send, 200, [("content-type", "text/event-stream")], b"".join(e.encode() for e in events)
+            )
             return
         if mutant.status:
             status = map_status(status, mutant.status)
@@ -174,8 +204,15 @@ class MutatingProxy:
                     raw = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         await _answer(send, status, headers, raw)
 
-    async def _relay_stream(self, send: Any, response: httpx.Response, mutant: Mutant, status: int,
-                            headers: list[tuple[str, str]], ctx: Context) -> None:
+    async def _relay_stream(
+        self,
+        send: Any,
+        response: httpx.Response,
+        mutant: Mutant,
+        status: int,
+        headers: list[tuple[str, str]],
+        ctx: Context,
+    ) -> None:
         await _start(send, status, headers)
         if not mutant.touches_stream:
             async for chunk in response.aiter_raw():
@@ -186,13 +223,25 @@ class MutatingProxy:
         buffer = b""
         async for chunk in response.aiter_raw():
             blocks, buffer = split_sse(buffer + chunk)
-            out = [e for block in blocks if block.strip(b"\n") for e in rewriter.feed(parse_block(block.strip(b"\n")))]
+            out = [
+                e
+                for block in blocks
+                if block.strip(b"\n")
+                for e in rewriter.feed(parse_block(block.strip(b"\n")))
+            ]
             if out:
-                await send({"type": "http.response.body", "body": b"".join(e.encode() for e in out),
-                            "more_body": True})
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"".join(e.encode() for e in out),
+                        "more_body": True,
+                    }
+                )
         tail = rewriter.feed(parse_block(buffer.strip(b"\n"))) if buffer.strip() else []
         tail += rewriter.end()
-        await send({"type": "http.response.body", "body": b"".join(e.encode() for e in tail), "more_body": False})
+        await send(
+            {"type": "http.response.body", "body": b"".join(e.encode() for e in tail), "more_body": False}
+        )
 
 
 def mutant_side(mutant: Mutant) -> Side:
@@ -240,9 +289,17 @@ class ProxyServer:
     def start(self, timeout: float = 10.0) -> ProxyServer:
         sock = _bind(self._requested_port)
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, http="h11", ws="none", lifespan="off", log_level="warning",
-                                access_log=False, server_header=False, date_header=False,
-                                timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            self.app,
+            http="h11",
+            ws="none",
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
         logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)  # a mutant's broken stream is not news
         server = uvicorn.Server(config)
         self._server = server

@@ -146,7 +146,9 @@ def load_rule_file(path: str | Path) -> RuleFile:
                 aliases=tuple(merged.get("aliases", ())),
                 level=merged["level"],
                 title=merged["title"],
-                source=Source(doc=doc, section=src.get("section", file_source["section"]), quote=src["quote"]),
+                source=Source(
+                    doc=doc, section=src.get("section", file_source["section"]), quote=src["quote"]
+                ),
                 reading=merged.get("reading"),
                 tags=frozenset(merged.get("tags", ())),
                 request=merged["request"],
@@ -175,7 +177,9 @@ def load_profile(profile: str, root: Path | None = None) -> Profile:
         doc=data["doc"],
         title=data["title"],
         base_path=data.get("base_path"),
-        models={k: RoleSpec(v["default"], v["description"], v.get("upstream")) for k, v in data["models"].items()},
+        models={
+            k: RoleSpec(v["default"], v["description"], v.get("upstream")) for k, v in data["models"].items()
+        },
         features=dict(data.get("features", {})),
     )
 

@@ -64,7 +64,10 @@ class Rule:
         if not self.variants:
             return [{}]
         names = [name for name, _ in self.variants]
-        return [dict(zip(names, values, strict=True)) for values in itertools.product(*(v for _, v in self.variants))]
+        return [
+            dict(zip(names, values, strict=True))
+            for values in itertools.product(*(v for _, v in self.variants))
+        ]
 
     def expect_for(self, variant: Mapping[str, Any]) -> dict[str, Any]:
         """`expect` with the matching `when` overrides applied, minus stream-only keys for non-stream variants."""

@@ -36,7 +36,9 @@ FAKE_TOKEN = "eyJ" + "hbGciOiJIUzI1NiJ9" * 3
 
 
 def _raw(**meta_overrides: object) -> dict:
-    data = yaml.load((FIXTURES / "anthropic" / "text.yaml").read_text(), Loader=yamlserializer._CassetteLoader)
+    data = yaml.load(
+        (FIXTURES / "anthropic" / "text.yaml").read_text(), Loader=yamlserializer._CassetteLoader
+    )
     data["metadata"].update(meta_overrides)
     return data
 
@@ -110,10 +112,19 @@ _DELETE = object()
             "request header 'authorization'",
         ),
         (_set("interactions.0.request.headers.x-api-key", ["abc123"]), "request header 'x-api-key'"),
-        (_set("interactions.1.request.headers.x-goog-api-key", ["AIza" + "q" * 35]), "header 'x-goog-api-key'"),
+        (
+            _set("interactions.1.request.headers.x-goog-api-key", ["AIza" + "q" * 35]),
+            "header 'x-goog-api-key'",
+        ),
         (_set("interactions.0.response.headers.x-debug", [FAKE_OPENAI_KEY]), "response header 'x-debug'"),
-        (_set("interactions.1.response.headers.set-cookie", ["session=abcdef"]), "response header 'set-cookie'"),
-        (_set("interactions.0.request.headers.x-forwarded", [f"Bearer {FAKE_TOKEN}"]), "header 'x-forwarded'"),
+        (
+            _set("interactions.1.response.headers.set-cookie", ["session=abcdef"]),
+            "response header 'set-cookie'",
+        ),
+        (
+            _set("interactions.0.request.headers.x-forwarded", [f"Bearer {FAKE_TOKEN}"]),
+            "header 'x-forwarded'",
+        ),
     ],
     ids=[
         "version-2",
@@ -155,7 +166,13 @@ def test_invalid_cassettes_are_refused(tmp_path: Path, edit, problem: str) -> No
         ("synthesized", "api_version", True),
         ("synthesized", "model", True),
     ],
-    ids=["recorded-needs-api-version", "recorded-needs-model", "description-optional", "synth-api-version", "synth-model"],
+    ids=[
+        "recorded-needs-api-version",
+        "recorded-needs-model",
+        "description-optional",
+        "synth-api-version",
+        "synth-model",
+    ],
 )
 def test_provenance_requirements_depend_on_origin(tmp_path: Path, origin: str, drop: str, ok: bool) -> None:
     data = _raw(origin=origin)
@@ -267,7 +284,10 @@ def test_scrub_removes_credentials_and_account_headers() -> None:
 
 def test_write_round_trips_and_vcrpy_reads_it(tmp_path: Path) -> None:
     original = load_named("anthropic/tool-use", FIXTURES)
-    binary = replace(original.interactions[0], response=replace(original.interactions[0].response, body=b"\x1f\x8b\xff\x00"))
+    binary = replace(
+        original.interactions[0],
+        response=replace(original.interactions[0].response, body=b"\x1f\x8b\xff\x00"),
+    )
     cassette = replace(original, interactions=(*original.interactions, binary))
     out = write_cassette(tmp_path / "sub" / "copy.yaml", cassette)
     again = load_cassette(out, name=original.name)
@@ -291,7 +311,9 @@ def test_write_refuses_secrets(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="authorization"):
         write_cassette(cassette.path, cassette)
     assert not cassette.path.exists()
-    write_cassette(cassette.path, replace(cassette, interactions=tuple(scrub(i) for i in cassette.interactions)))
+    write_cassette(
+        cassette.path, replace(cassette, interactions=tuple(scrub(i) for i in cassette.interactions))
+    )
     assert load_cassette(cassette.path).interactions[0].request.headers["x-api-key"] == ("<REDACTED>",)
 
 
@@ -314,7 +336,13 @@ def test_endpoint_kind(path: str, kind: str | None) -> None:
 
 @pytest.mark.parametrize(
     ("body", "flag"),
-    [({"stream": True}, True), ({"stream": False}, False), ({}, False), ({"stream": "true"}, False), (None, False)],
+    [
+        ({"stream": True}, True),
+        ({"stream": False}, False),
+        ({}, False),
+        ({"stream": "true"}, False),
+        (None, False),
+    ],
     ids=["true", "false", "absent", "string", "no-body"],
 )
 def test_stream_flag(body: object, flag: bool) -> None:
@@ -333,7 +361,16 @@ def test_stream_flag(body: object, flag: bool) -> None:
         ("anthropic/overloaded", "POST", "/v1/messages", {"stream": "yes"}, (0,), None),
         ("openai/chat", "POST", "/v1/messages", {"stream": True}, (), ("endpoint",)),
     ],
-    ids=["json", "stream-prefixed", "two-candidates", "openai-stream", "wrong-endpoint", "wrong-method", "odd-stream", "openai-vs-messages"],
+    ids=[
+        "json",
+        "stream-prefixed",
+        "two-candidates",
+        "openai-stream",
+        "wrong-endpoint",
+        "wrong-method",
+        "odd-stream",
+        "openai-vs-messages",
+    ],
 )
 def test_match(name, method, path, body, candidates, closest_failed) -> None:
     result = match(load_named(name, FIXTURES), method, path, body)
@@ -348,5 +385,8 @@ def test_match(name, method, path, body, candidates, closest_failed) -> None:
 
 def test_match_diagnosis_orders_by_fewest_failures() -> None:
     result = match(load_named("openai/chat", FIXTURES), "POST", "/v1/messages", {"stream": False})
-    assert [(m.interaction, m.failed) for m in result.closest] == [(0, ("endpoint",)), (1, ("endpoint", "stream"))]
+    assert [(m.interaction, m.failed) for m in result.closest] == [
+        (0, ("endpoint",)),
+        (1, ("endpoint", "stream")),
+    ]
     assert "stream false != true" in result.describe()

@@ -14,9 +14,23 @@ from harness.paths import schema_path
 
 
 def _doc(**totals: int) -> dict[str, Any]:
-    base = {"PASS": 0, "FAIL": 0, "WARN": 0, "SKIP": 0, "NOT_APPLICABLE": 0, "HARNESS_ERROR": 0, "XFAIL": 0, "XPASS": 0}
-    return {"profile": {"name": "ezat"}, "totals": {**base, **totals}, "results": [], "collection_errors": 0,
-            "expectation_problems": []}
+    base = {
+        "PASS": 0,
+        "FAIL": 0,
+        "WARN": 0,
+        "SKIP": 0,
+        "NOT_APPLICABLE": 0,
+        "HARNESS_ERROR": 0,
+        "XFAIL": 0,
+        "XPASS": 0,
+    }
+    return {
+        "profile": {"name": "ezat"},
+        "totals": {**base, **totals},
+        "results": [],
+        "collection_errors": 0,
+        "expectation_problems": [],
+    }
 
 
 @pytest.mark.parametrize(
@@ -29,7 +43,14 @@ def _doc(**totals: int) -> dict[str, Any]:
         ([_doc(FAIL=2, HARNESS_ERROR=1)], EXIT_HARNESS),
         ([{**_doc(), "collection_errors": 1}], EXIT_HARNESS),
     ],
-    ids=["warn-and-xfail-are-fine", "a-fail", "xpass", "stale-expectation", "harness-error-wins", "bad-rule-file"],
+    ids=[
+        "warn-and-xfail-are-fine",
+        "a-fail",
+        "xpass",
+        "stale-expectation",
+        "harness-error-wins",
+        "bad-rule-file",
+    ],
 )
 def test_exit_code(documents: list[dict[str, Any]], code: int) -> None:
     assert exit_code(documents) == code
@@ -38,18 +59,41 @@ def test_exit_code(documents: list[dict[str, Any]], code: int) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["certify", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "nope"], "unknown profile 'nope'"),
+        (
+            ["certify", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "nope"],
+            "unknown profile 'nope'",
+        ),
         (["certify", "--gateway-url", "http://127.0.0.1:9/v1"], "needs exactly one --profile"),
         (["certify", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat"], "--replay-port P"),
         (["certify", "--profile", "nope"], "unknown profile(s) nope"),
-        (["certify", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat", "--upstream", "live",
-          "--model-map", "/no/such/file.yaml"], "--model-map /no/such/file.yaml: no such file"),
+        (
+            [
+                "certify",
+                "--gateway-url",
+                "http://127.0.0.1:9/v1",
+                "--profile",
+                "ezat",
+                "--upstream",
+                "live",
+                "--model-map",
+                "/no/such/file.yaml",
+            ],
+            "--model-map /no/such/file.yaml: no such file",
+        ),
         (["certify", "--expectations", "/no/such/known.yaml"], "no such file"),
     ],
-    ids=["unknown-profile", "no-profile", "no-replay", "unknown-embedded-profile", "model-map", "expectations"],
+    ids=[
+        "unknown-profile",
+        "no-profile",
+        "no-replay",
+        "unknown-embedded-profile",
+        "model-map",
+        "expectations",
+    ],
 )
-def test_bad_configuration_exits_3_with_a_message(argv: list[str], message: str, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_configuration_exits_3_with_a_message(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([*argv, "--report-dir", str(tmp_path)]) == EXIT_CONFIG
     assert message in capsys.readouterr().err
 
@@ -72,4 +116,8 @@ def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.C
     for name in ("summary.md", "certificate.html", "badge.svg", "ezat/junit.xml", "ezat/gateway.log"):
         assert (tmp_path / name).is_file(), name
     assert "verdict: all rules as expected" in out
-    assert summarize([document]).splitlines()[-1].split()[:3] == ["ezat", "(all)", str(document["totals"]["PASS"])]
+    assert summarize([document]).splitlines()[-1].split()[:3] == [
+        "ezat",
+        "(all)",
+        str(document["totals"]["PASS"]),
+    ]

@@ -16,24 +16,50 @@ from tests.harness.test_report import _document, _result
 
 
 def _columns() -> list[Column]:
-    strict = _document([_result("ezat/refuse/n", "PASS"), _result("ezat/finish/length", "PASS", variant={"stream": True}),
-                        _result("ezat/images/url", "NOT_APPLICABLE", reason="needs loopback-downloads")])
-    lenient = _document([
-        _result("ezat/refuse/n", "FAIL", violations=[{"check": "status", "path": "status", "expected": 400,
-                                                      "actual": 200, "message": "status 200 <b>not</b> 400"}]),
-        _result("ezat/finish/length", "PASS", variant={"stream": True}),
-    ])
-    return [Column("reference (ezat)", (strict,), {}, "http://127.0.0.1:1/v1"),
-            Column("acme", (lenient,), {}, "http://127.0.0.1:2/v1"),
-            Column("reference (relay)", (), {"ezat": "did not start: unknown profile relay"})]
+    strict = _document(
+        [
+            _result("ezat/refuse/n", "PASS"),
+            _result("ezat/finish/length", "PASS", variant={"stream": True}),
+            _result("ezat/images/url", "NOT_APPLICABLE", reason="needs loopback-downloads"),
+        ]
+    )
+    lenient = _document(
+        [
+            _result(
+                "ezat/refuse/n",
+                "FAIL",
+                violations=[
+                    {
+                        "check": "status",
+                        "path": "status",
+                        "expected": 400,
+                        "actual": 200,
+                        "message": "status 200 <b>not</b> 400",
+                    }
+                ],
+            ),
+            _result("ezat/finish/length", "PASS", variant={"stream": True}),
+        ]
+    )
+    return [
+        Column("reference (ezat)", (strict,), {}, "http://127.0.0.1:1/v1"),
+        Column("acme", (lenient,), {}, "http://127.0.0.1:2/v1"),
+        Column("reference (relay)", (), {"ezat": "did not start: unknown profile relay"}),
+    ]
 
 
 def test_rows_follow_the_catalog_and_mark_where_gateways_differ() -> None:
     rows = matrix_rows(_columns())
     assert [(r.rule_id, r.variant) for r in rows] == [
-        ("ezat/refuse/n", ""), ("ezat/finish/length", "stream=true"), ("ezat/images/url", "")]
-    assert [r.cells for r in rows] == [("PASS", "FAIL", NOT_RUN), ("PASS", "PASS", NOT_RUN),
-                                       ("NOT_APPLICABLE", "", NOT_RUN)]
+        ("ezat/refuse/n", ""),
+        ("ezat/finish/length", "stream=true"),
+        ("ezat/images/url", ""),
+    ]
+    assert [r.cells for r in rows] == [
+        ("PASS", "FAIL", NOT_RUN),
+        ("PASS", "PASS", NOT_RUN),
+        ("NOT_APPLICABLE", "", NOT_RUN),
+    ]
     # A gateway that did not run says nothing; a rule missing from one run is a difference.
     assert [r.differs for r in rows] == [True, False, True]
     assert rows[0].notes[1] == "status 200 <b>not</b> 400"
@@ -64,17 +90,23 @@ def test_html_has_a_differs_filter_and_escapes_notes() -> None:
     assert len(re.findall("<script", page)) == 1
 
 
-def test_run_matrix_reports_a_gateway_that_does_not_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_run_matrix_reports_a_gateway_that_does_not_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The orchestration without child processes: the reference starts in ezat and fails in lyrouter."""
     runs: list[tuple[str, str, list[str]]] = []
 
     @contextlib.contextmanager
     def fake_reference(profile: str, upstream: str, key: str, log: Path) -> Iterator[str]:
         if profile != "ezat":
-            raise harness.cli.HarnessFailure(f"the reference gateway exited with code 2:\nunknown profile {profile}")
+            raise harness.cli.HarnessFailure(
+                f"the reference gateway exited with code 2:\nunknown profile {profile}"
+            )
         yield f"http://127.0.0.1:9/{profile}/v1"
 
-    def fake_run_pytest(run: harness.cli.Run, out_dir: Path, key: str | None, extra: list[str]) -> dict[str, Any]:
+    def fake_run_pytest(
+        run: harness.cli.Run, out_dir: Path, key: str | None, extra: list[str]
+    ) -> dict[str, Any]:
         runs.append((run.gateway_url, run.profile, list(extra)))
         return _document([_result("ezat/refuse/n", "PASS")])
 
@@ -85,18 +117,22 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(monkeypatch: pytest.Mo
     assert runs == [("http://127.0.0.1:9/ezat/v1", "ezat", ["--rule", "ezat/refuse/*"])]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
     assert columns[1].errors == {
-        "ezat": "did not start: the reference gateway exited with code 2: … unknown profile lyrouter"}
+        "ezat": "did not start: the reference gateway exited with code 2: … unknown profile lyrouter"
+    }
     assert matrix_rows(columns)[0].cells == ("PASS", NOT_RUN)
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
-    [(["--gateway", "acme"], "expected NAME=URL"),
-     (["--gateway", "acme=http://127.0.0.1:8080/v1"], "needs the replay upstream at a known address"),
-     (["--profiles", "nosuch"], "no selected profile has rules")],
+    [
+        (["--gateway", "acme"], "expected NAME=URL"),
+        (["--gateway", "acme=http://127.0.0.1:8080/v1"], "needs the replay upstream at a known address"),
+        (["--profiles", "nosuch"], "no selected profile has rules"),
+    ],
     ids=["bad-gateway", "gateway-without-replay", "no-rules"],
 )
-def test_bad_arguments_exit_with_a_clear_message(argv: list[str], message: str, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_exit_with_a_clear_message(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([*argv, "--out", str(tmp_path)]) == 3
     assert message in capsys.readouterr().err

@@ -98,8 +98,20 @@ def rules_dir(pytester: pytest.Pytester) -> Path:
 
 def _run(pytester: pytest.Pytester, gateway: str, replay: ReplayServer, *extra: str) -> pytest.RunResult:
     return pytester.runpytest(
-        "-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY, "--profile", "ezat",
-        "--replay-url", replay.url, "--rule-timeout", "2", str(pytester.path), *extra,
+        "-p",
+        "no:cacheprovider",
+        "--gateway-url",
+        f"{gateway}/v1",
+        "--gateway-key",
+        KEY,
+        "--profile",
+        "ezat",
+        "--replay-url",
+        replay.url,
+        "--rule-timeout",
+        "2",
+        str(pytester.path),
+        *extra,
     )
 
 
@@ -110,8 +122,9 @@ def test_without_gateway_url_the_plugin_collects_nothing(pytester: pytest.Pytest
     assert "ezat/test" not in result.stdout.str()
 
 
-def test_correct_gateway_passes_and_report_validates(pytester: pytest.Pytester, rules_dir: Path,
-                                                    replay: ReplayServer) -> None:
+def test_correct_gateway_passes_and_report_validates(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     report = pytester.path / "out" / "r.json"
     with serve(make_gateway(replay.url)) as gateway:
         result = _run(pytester, gateway, replay, "--report-json", str(report), "-v")
@@ -126,7 +139,11 @@ def test_correct_gateway_passes_and_report_validates(pytester: pytest.Pytester, 
     assert document["totals"]["NOT_APPLICABLE"] == 1
     assert document["profile"]["name"] == "ezat"
     assert {r["rule_id"] for r in document["results"]} == {
-        "ezat/test/text", "ezat/test/refuse-n", "ezat/test/overloaded", "ezat/test/needs-slow"}
+        "ezat/test/text",
+        "ezat/test/refuse-n",
+        "ezat/test/overloaded",
+        "ezat/test/needs-slow",
+    }
 
 
 @pytest.mark.parametrize(
@@ -139,9 +156,9 @@ def test_correct_gateway_passes_and_report_validates(pytester: pytest.Pytester, 
     ],
     ids=["finish-reason-leak", "no-done", "refused-field-dropped", "529-passed-on"],
 )
-def test_broken_gateway_fails_the_rule_that_catches_it(pytester: pytest.Pytester, rules_dir: Path,
-                                                      replay: ReplayServer, bug: str, failing: str,
-                                                      evidence: str) -> None:
+def test_broken_gateway_fails_the_rule_that_catches_it(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, bug: str, failing: str, evidence: str
+) -> None:
     with serve(make_gateway(replay.url, bug=bug)) as gateway:
         result = _run(pytester, gateway, replay, "-v")
     stdout = result.stdout.str()
@@ -158,8 +175,9 @@ def test_broken_gateway_fails_the_rule_that_catches_it(pytester: pytest.Pytester
 
 
 @pytest.mark.parametrize("bug", ["hang", "garbage", "cut"])
-def test_hanging_or_garbage_gateway_fails_within_the_timeout(pytester: pytest.Pytester, rules_dir: Path,
-                                                             replay: ReplayServer, bug: str) -> None:
+def test_hanging_or_garbage_gateway_fails_within_the_timeout(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, bug: str
+) -> None:
     report = pytester.path / "r.json"
     with serve(make_gateway(replay.url, bug=bug)) as gateway:
         result = _run(pytester, gateway, replay, "--rule", "ezat/test/refuse-n", "--report-json", str(report))
@@ -169,16 +187,31 @@ def test_hanging_or_garbage_gateway_fails_within_the_timeout(pytester: pytest.Py
     evidence = {"hang": "timed out", "garbage": "not json at all", "cut": "half an ans"}[bug]
     assert evidence in stdout  # the raw bytes (or the timeout) are in the account
     if bug == "cut":
-        assert re.search(r"status 400 — (ReadError|RemoteProtocolError)", stdout)  # the broken transfer is named
+        assert re.search(
+            r"status 400 — (ReadError|RemoteProtocolError)", stdout
+        )  # the broken transfer is named
 
 
-def test_live_mode_marks_scripted_rules_not_applicable(pytester: pytest.Pytester, rules_dir: Path,
-                                                       replay: ReplayServer) -> None:
+def test_live_mode_marks_scripted_rules_not_applicable(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     report = pytester.path / "r.json"
     with serve(make_gateway(replay.url)) as gateway:
-        result = pytester.runpytest("-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY,
-                                    "--profile", "ezat", "--upstream", "live", str(pytester.path),
-                                    "--report-json", str(report))
+        result = pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--gateway-url",
+            f"{gateway}/v1",
+            "--gateway-key",
+            KEY,
+            "--profile",
+            "ezat",
+            "--upstream",
+            "live",
+            str(pytester.path),
+            "--report-json",
+            str(report),
+        )
     assert "5 not applicable" in result.stdout.str()
     reasons = {r["rule_id"]: r["reason"] for r in json.loads(report.read_text())["results"]}
     assert "needs the scripted replay upstream" in reasons["ezat/test/text"]
@@ -191,8 +224,9 @@ def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: R
     result.assert_outcomes(passed=1)
 
 
-def test_malformed_rule_file_is_a_collection_error_not_a_traceback(pytester: pytest.Pytester,
-                                                                   replay: ReplayServer) -> None:
+def test_malformed_rule_file_is_a_collection_error_not_a_traceback(
+    pytester: pytest.Pytester, replay: ReplayServer
+) -> None:
     pytester.makefile(".yaml", broken=RULES.replace("level: MUST", "level: SHALL", 1))
     result = _run(pytester, "http://127.0.0.1:9", replay)
     stdout = result.stdout.str()
@@ -231,16 +265,21 @@ expectations:
 """
 
 
-def _expect(pytester: pytest.Pytester, gateway: str, replay: ReplayServer, text: str) -> tuple[pytest.RunResult, Any]:
+def _expect(
+    pytester: pytest.Pytester, gateway: str, replay: ReplayServer, text: str
+) -> tuple[pytest.RunResult, Any]:
     expectations = pytester.path / "known.yaml.txt"  # not .yaml: it must not be collected as a rule file
     expectations.write_text(text)
     report = pytester.path / "r.json"
-    result = _run(pytester, gateway, replay, "--expectations", str(expectations), "--report-json", str(report), "-v")
+    result = _run(
+        pytester, gateway, replay, "--expectations", str(expectations), "--report-json", str(report), "-v"
+    )
     return result, json.loads(report.read_text())
 
 
-def test_expected_failure_is_xfail_and_the_run_passes(pytester: pytest.Pytester, rules_dir: Path,
-                                                      replay: ReplayServer) -> None:
+def test_expected_failure_is_xfail_and_the_run_passes(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
         result, document = _expect(pytester, gateway, replay, EXPECTATIONS)
     outcomes = {(r["rule_id"], json.dumps(r["variant"])): r for r in document["results"]}
@@ -253,8 +292,9 @@ def test_expected_failure_is_xfail_and_the_run_passes(pytester: pytest.Pytester,
     assert "ezat/test/text[stream=false] XFAIL" in result.stdout.str()
 
 
-def test_expected_failure_that_passes_is_xpass_and_fails_the_run(pytester: pytest.Pytester, rules_dir: Path,
-                                                                 replay: ReplayServer) -> None:
+def test_expected_failure_that_passes_is_xpass_and_fails_the_run(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     with serve(make_gateway(replay.url)) as gateway:
         result, document = _expect(pytester, gateway, replay, EXPECTATIONS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -264,12 +304,15 @@ def test_expected_failure_that_passes_is_xpass_and_fails_the_run(pytester: pytes
 
 @pytest.mark.parametrize(
     ("change", "problem"),
-    [(("2999-01-01", "2001-01-01"), "expired on 2001-01-01 (TINY-1)"),
-     (("rule: ezat/test/text", "rule: ezat/test/gone-*"), "names no rule of profile ezat")],
+    [
+        (("2999-01-01", "2001-01-01"), "expired on 2001-01-01 (TINY-1)"),
+        (("rule: ezat/test/text", "rule: ezat/test/gone-*"), "names no rule of profile ezat"),
+    ],
     ids=["expired", "unmatched"],
 )
-def test_a_rotten_expectations_file_fails_the_run(pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer,
-                                                  change: tuple[str, str], problem: str) -> None:
+def test_a_rotten_expectations_file_fails_the_run(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, change: tuple[str, str], problem: str
+) -> None:
     with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
         result, document = _expect(pytester, gateway, replay, EXPECTATIONS.replace(*change))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -277,8 +320,9 @@ def test_a_rotten_expectations_file_fails_the_run(pytester: pytest.Pytester, rul
     assert problem in result.stdout.str()
 
 
-def test_bad_expectations_file_is_a_usage_error(pytester: pytest.Pytester, rules_dir: Path,
-                                                replay: ReplayServer) -> None:
+def test_bad_expectations_file_is_a_usage_error(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     bad = pytester.path / "bad.txt"
     bad.write_text("profile: ezat\nexpectations:\n  - rule: x\n    outcome: MAYBE\n    reason: r\n")
     result = _run(pytester, "http://127.0.0.1:9", replay, "--expectations", str(bad))
@@ -286,8 +330,9 @@ def test_bad_expectations_file_is_a_usage_error(pytester: pytest.Pytester, rules
     assert "expectations/0/outcome" in result.stderr.str()
 
 
-def test_write_expectations_drafts_one_entry_per_failure(pytester: pytest.Pytester, rules_dir: Path,
-                                                         replay: ReplayServer) -> None:
+def test_write_expectations_drafts_one_entry_per_failure(
+    pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
+) -> None:
     out = pytester.path / "draft.txt"
     with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as gateway:
         _run(pytester, gateway, replay, "--write-expectations", str(out))
@@ -297,5 +342,7 @@ def test_write_expectations_drafts_one_entry_per_failure(pytester: pytest.Pytest
 
     draft = yaml.safe_load(out.read_text())
     assert [(e["rule"], e["variant"], e["outcome"]) for e in draft["expectations"]] == [
-        ("ezat/test/text", {"stream": False}, "FAIL"), ("ezat/test/text", {"stream": True}, "FAIL")]
+        ("ezat/test/text", {"stream": False}, "FAIL"),
+        ("ezat/test/text", {"stream": True}, "FAIL"),
+    ]
     assert parse_expectations(draft, "draft", "ezat").entries[0].reason.startswith("TODO")

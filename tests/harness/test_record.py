@@ -218,7 +218,10 @@ def test_records_json_and_sse_scrubbed_with_provenance(
         for gone in ("set-cookie", "anthropic-organization-id", "retry-after", "content-encoding"):
             assert gone not in it.response.headers
         # vcrpy >= 9 puts its placeholder there; older vcrpy leaves it to the harness's own scrub.
-        assert it.response.headers["x-debug-auth"] in (("Bearer <ANTHROPIC_API_KEY>",), ("Bearer <REDACTED>",))
+        assert it.response.headers["x-debug-auth"] in (
+            ("Bearer <ANTHROPIC_API_KEY>",),
+            ("Bearer <REDACTED>",),
+        )
         assert all(name == name.lower() for name in (*it.request.headers, *it.response.headers))
 
     plain, stream = new.interactions

@@ -72,7 +72,9 @@ def http() -> Iterator[httpx.Client]:
 @pytest.fixture
 def sdk(server: ReplayServer, wire: httpx2.Client) -> anthropic.Anthropic:
     # Not closed per test: closing would close the shared `wire`.
-    return anthropic.Anthropic(base_url=server.url, api_key="test-key", max_retries=0, timeout=5, http_client=wire)
+    return anthropic.Anthropic(
+        base_url=server.url, api_key="test-key", max_retries=0, timeout=5, http_client=wire
+    )
 
 
 def new_marker(rule: str = "test/replay") -> str:
@@ -141,31 +143,45 @@ def test_tool_use_stream(rc: ReplayClient, sdk: anthropic.Anthropic) -> None:
     assert final.stop_reason == "tool_use"
 
 
-def test_x_api_key_is_accepted_and_recorded(server: ReplayServer, rc: ReplayClient, wire: httpx2.Client) -> None:
+def test_x_api_key_is_accepted_and_recorded(
+    server: ReplayServer, rc: ReplayClient, wire: httpx2.Client
+) -> None:
     m = new_marker()
     rc.register(m, "test/x-api-key", {"cassette": "anthropic/text"})
     client = anthropic.Anthropic(
-        base_url=server.url, api_key=None, default_headers={"x-api-key": "any-key"}, max_retries=0, http_client=wire
+        base_url=server.url,
+        api_key=None,
+        default_headers={"x-api-key": "any-key"},
+        max_retries=0,
+        http_client=wire,
     )
     assert create(client, m).content[0].text == TEXT
     (call,) = rc.calls(m)
     assert call.headers["x-api-key"] == "any-key" and "authorization" not in call.headers
 
 
-def test_any_path_prefix_and_marker_anywhere(server: ReplayServer, rc: ReplayClient, http: httpx.Client) -> None:
+def test_any_path_prefix_and_marker_anywhere(
+    server: ReplayServer, rc: ReplayClient, http: httpx.Client
+) -> None:
     m = new_marker()
     rc.register(m, "test/prefix", {"cassette": "anthropic/text"})
     # A gateway may move the marker (here into `system`) and JSON-escape slashes.
     body = json.dumps({"model": "m", "system": f"ctx {m}", "messages": [{"role": "user", "content": "hi"}]})
     body = body.replace("/", "\\/")
-    r = http.post(f"{server.url}/proxy/anthropic/v1/messages", content=body, headers={"content-type": "application/json"})
+    r = http.post(
+        f"{server.url}/proxy/anthropic/v1/messages",
+        content=body,
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 200 and r.json()["content"][0]["text"] == TEXT
     assert rc.calls(m)[0].path == "/proxy/anthropic/v1/messages"
 
 
 @pytest.mark.parametrize("rechunk", ["bytewise", [1, 2], [5], [7, 13, 1], [100000]], ids=lambda v: str(v))
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
-def test_rechunked_bodies_still_decode(rc: ReplayClient, sdk: anthropic.Anthropic, rechunk: Any, stream: bool) -> None:
+def test_rechunked_bodies_still_decode(
+    rc: ReplayClient, sdk: anthropic.Anthropic, rechunk: Any, stream: bool
+) -> None:
     m = new_marker()
     rc.register(m, "test/rechunk", {"cassette": "anthropic/text", "rechunk": rechunk})
     text = stream_text(sdk, m) if stream else create(sdk, m).content[0].text
@@ -194,16 +210,29 @@ def test_rechunk_cuts_inside_utf8_characters() -> None:
 @pytest.mark.parametrize(
     ("fault", "exc_class", "status", "etype"),
     [
-        ({"status": 529, "headers": {"retry-after": "7"}}, anthropic.OverloadedError, 529, "overloaded_error"),
         (
-            {"status": 429, "body": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}},
+            {"status": 529, "headers": {"retry-after": "7"}},
+            anthropic.OverloadedError,
+            529,
+            "overloaded_error",
+        ),
+        (
+            {
+                "status": 429,
+                "body": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}},
+            },
             anthropic.RateLimitError,
             429,
             "rate_limit_error",
         ),
         ({"status": 401}, anthropic.AuthenticationError, 401, "authentication_error"),
         ({"status": 400, "body": "plain text, not JSON"}, anthropic.BadRequestError, 400, None),
-        ({"status": 503, "body": '{"type":"error","error":{"type":"api_error","message":"x"}}'}, anthropic.InternalServerError, 503, "api_error"),
+        (
+            {"status": 503, "body": '{"type":"error","error":{"type":"api_error","message":"x"}}'},
+            anthropic.InternalServerError,
+            503,
+            "api_error",
+        ),
     ],
     ids=["529-retry-after", "429-json-body", "401-default-body", "400-string-body", "503-string-json"],
 )
@@ -271,7 +300,9 @@ def test_drop_after_bytes_breaks_the_stream(rc: ReplayClient, sdk: anthropic.Ant
     assert served is not None and len(served.body) == 420
 
 
-def test_drop_after_bytes_breaks_a_json_body(server: ReplayServer, rc: ReplayClient, http: httpx.Client) -> None:
+def test_drop_after_bytes_breaks_a_json_body(
+    server: ReplayServer, rc: ReplayClient, http: httpx.Client
+) -> None:
     m = new_marker()
     rc.register(m, "test/drop-json", {"cassette": "anthropic/text", "fault": {"drop_after_bytes": 50}})
     body = {"model": "m", "max_tokens": 5, "messages": user(m)}
@@ -290,7 +321,11 @@ def test_first_byte_delay_times_the_client_out(rc: ReplayClient, sdk: anthropic.
 
 def test_pacing_and_pause_complete_the_stream(rc: ReplayClient, sdk: anthropic.Anthropic) -> None:
     m = new_marker()
-    upstream = {"cassette": "anthropic/text", "pacing": 0.005, "fault": {"pause_after_events": {"events": 2, "seconds": 0.05}}}
+    upstream = {
+        "cassette": "anthropic/text",
+        "pacing": 0.005,
+        "fault": {"pause_after_events": {"events": 2, "seconds": 0.05}},
+    }
     rc.register(m, "test/pacing", upstream)
     assert stream_text(sdk, m) == TEXT
     served = rc.calls(m)[0].served
@@ -300,7 +335,9 @@ def test_pacing_and_pause_complete_the_stream(rc: ReplayClient, sdk: anthropic.A
 def test_plan_delays_sit_at_event_boundaries() -> None:
     body = b"".join(f"event: e{i}\ndata: {{}}\n\n".encode() for i in range(4))
     answer = Answer(status=200, headers=(("content-type", "text/event-stream"),), body=body, sse=True)
-    plan = plan_answer(answer, {"pacing": 0.5, "fault": {"pause_after_events": {"events": 2, "seconds": 3}}}, None)
+    plan = plan_answer(
+        answer, {"pacing": 0.5, "fault": {"pause_after_events": {"events": 2, "seconds": 3}}}, None
+    )
     assert [d for d, _ in plan.chunks] == [0.0, 0.5, 3.5, 0.5]
     assert [c for _, c in plan.chunks] == split_events(body)
     recut = plan_answer(answer, {"pacing": 0.5, "rechunk": "bytewise"}, None)
@@ -311,7 +348,9 @@ def test_split_events_keeps_boundaries() -> None:
     assert split_events(b"a\n\nb\r\n\r\nc") == [b"a\n\n", b"b\r\n\r\n", b"c"]
 
 
-def test_interactions_are_consumed_in_order_then_the_last_repeats(rc: ReplayClient, sdk: anthropic.Anthropic) -> None:
+def test_interactions_are_consumed_in_order_then_the_last_repeats(
+    rc: ReplayClient, sdk: anthropic.Anthropic
+) -> None:
     m = new_marker()
     rc.register(m, "test/retry", {"cassette": "anthropic/retry-then-text"})
     with pytest.raises(anthropic.OverloadedError):
@@ -349,9 +388,13 @@ def test_calls_are_recorded_per_marker_under_concurrency(rc: ReplayClient, sdk: 
 # --------------------------------------------------------------------------------------------- errors, diagnostics
 
 
-def test_unmarked_request_gets_provider_error_and_diagnostic(rc: ReplayClient, sdk: anthropic.Anthropic) -> None:
+def test_unmarked_request_gets_provider_error_and_diagnostic(
+    rc: ReplayClient, sdk: anthropic.Anthropic
+) -> None:
     with pytest.raises(anthropic.BadRequestError) as info:
-        sdk.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": f"no marker {FAKE_ANT_KEY}"}])
+        sdk.messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": f"no marker {FAKE_ANT_KEY}"}]
+        )
     assert info.value.type == "invalid_request_error"
     assert "gateway-conformance replay" in info.value.api_message
     (diag,) = rc.diagnostics()
@@ -380,10 +423,14 @@ def test_no_matching_interaction(rc: ReplayClient, sdk: anthropic.Anthropic) -> 
 
 
 @pytest.mark.parametrize("upstream", [None, {}, {"pacing": 0.1}], ids=["null", "empty", "no-cassette"])
-def test_case_without_cassette_answers_with_an_error(rc: ReplayClient, sdk: anthropic.Anthropic, upstream: Any) -> None:
+def test_case_without_cassette_answers_with_an_error(
+    rc: ReplayClient, sdk: anthropic.Anthropic, upstream: Any
+) -> None:
     m = new_marker()
     rc.register(m, "test/refuse", upstream)
-    with pytest.raises(anthropic.BadRequestError, match="no upstream answer is scripted for rule test/refuse"):
+    with pytest.raises(
+        anthropic.BadRequestError, match="no upstream answer is scripted for rule test/refuse"
+    ):
         create(sdk, m)
     assert len(rc.calls(m)) == 1
 
@@ -398,7 +445,9 @@ def test_openai_channel(server: ReplayServer, rc: ReplayClient, wire: httpx2.Cli
     chunks = list(client.chat.completions.create(model="gpt-fixture", messages=msgs, stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Hi there"
     with pytest.raises(openai.BadRequestError) as info:
-        client.chat.completions.create(model="gpt-fixture", messages=[{"role": "user", "content": "unmarked"}])
+        client.chat.completions.create(
+            model="gpt-fixture", messages=[{"role": "user", "content": "unmarked"}]
+        )
     assert info.value.body["type"] == "invalid_request_error"  # OpenAI envelope: e.body is the inner error
     assert [c.served.interaction for c in rc.calls(m) if c.served] == [0, 1]
 
@@ -408,7 +457,9 @@ def test_openai_channel_mid_stream_error(server: ReplayServer, rc: ReplayClient,
     rc.register(m, "test/openai-err", {"cassette": "openai/chat", "fault": {"error_after_events": 1}})
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="k", max_retries=0, http_client=wire)
     with pytest.raises(openai.APIError, match="Overloaded"):
-        list(client.chat.completions.create(model="g", messages=[{"role": "user", "content": m}], stream=True))
+        list(
+            client.chat.completions.create(model="g", messages=[{"role": "user", "content": m}], stream=True)
+        )
 
 
 def test_unknown_path(server: ReplayServer, rc: ReplayClient, http: httpx.Client) -> None:
@@ -448,7 +499,16 @@ def test_control_api(server: ReplayServer, rc: ReplayClient, http: httpx.Client)
         ("[gc:x#abcdef]", {"rechunk": [0]}, "rechunk"),
         ("[gc:x#abcdef]", [], "upstream must be an object"),
     ],
-    ids=["bad-marker", "missing-cassette", "traversal", "typo-key", "bad-status", "bad-fault-key", "bad-rechunk", "list"],
+    ids=[
+        "bad-marker",
+        "missing-cassette",
+        "traversal",
+        "typo-key",
+        "bad-status",
+        "bad-fault-key",
+        "bad-rechunk",
+        "list",
+    ],
 )
 def test_register_refusals(rc: ReplayClient, marker: str, upstream: Any, problem: str) -> None:
     with pytest.raises(ReplayError, match=problem) as info:
@@ -490,7 +550,11 @@ def test_client_errors_are_replay_errors() -> None:
 
 @pytest.mark.parametrize(
     ("given", "key"),
-    [("[gc:a/b#abcdef]", "[gc:a/b#abcdef]"), ("gc:a/b#abcdef", "[gc:a/b#abcdef]"), ("a/b#abcdef", "[gc:a/b#abcdef]")],
+    [
+        ("[gc:a/b#abcdef]", "[gc:a/b#abcdef]"),
+        ("gc:a/b#abcdef", "[gc:a/b#abcdef]"),
+        ("a/b#abcdef", "[gc:a/b#abcdef]"),
+    ],
     ids=["bracketed", "no-brackets", "bare"],
 )
 def test_normalize_marker(given: str, key: str) -> None:
@@ -528,7 +592,9 @@ def test_state_finds_markers_after_reencoding() -> None:
     ],
     ids=lambda v: v if isinstance(v, str) and "/" not in v[:6] else None,
 )
-def test_file_server(server: ReplayServer, name: str, status: int, ctype: str, prefix: bytes, http: httpx.Client) -> None:
+def test_file_server(
+    server: ReplayServer, name: str, status: int, ctype: str, prefix: bytes, http: httpx.Client
+) -> None:
     r = http.get(f"{server.images_url}/{name}", follow_redirects=True)
     assert r.status_code == status
     assert r.headers["content-type"].startswith(ctype)
@@ -545,7 +611,9 @@ def test_webp_and_png_are_well_formed(server: ReplayServer, http: httpx.Client) 
 
 
 def test_redirect_to_any_url(server: ReplayServer, rc: ReplayClient, http: httpx.Client) -> None:
-    r = http.get(f"{server.images_url}/redirect-to", params={"url": "http://169.254.169.254/latest/meta-data/"})
+    r = http.get(
+        f"{server.images_url}/redirect-to", params={"url": "http://169.254.169.254/latest/meta-data/"}
+    )
     assert r.status_code == 302 and r.headers["location"] == "http://169.254.169.254/latest/meta-data/"
     assert [f["path"] for f in rc.fetches()] == ["/__gc/files/redirect-to"]
 

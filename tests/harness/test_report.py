@@ -26,65 +26,137 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 def _result(rule_id: str, outcome: str, **extra: Any) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "rule_id": rule_id, "variant": {}, "profile": "ezat", "area": rule_id.split("/")[1], "level": "MUST",
+        "rule_id": rule_id,
+        "variant": {},
+        "profile": "ezat",
+        "area": rule_id.split("/")[1],
+        "level": "MUST",
         "title": f"title of {rule_id}",
-        "source": {"doc": "ezat-chat-completions", "section": "Finish reasons", "quote": f"quote of {rule_id}"},
-        "reading": None, "outcome": outcome, "reason": None, "violations": [], "duration": 0.01,
-        "nodeid": f"ezat/x.yaml::{rule_id}", "rerun": f"pytest --gateway-url http://gw/v1 --rule {rule_id}",
-        "exchange": None, "diagnostics": [],
+        "source": {
+            "doc": "ezat-chat-completions",
+            "section": "Finish reasons",
+            "quote": f"quote of {rule_id}",
+        },
+        "reading": None,
+        "outcome": outcome,
+        "reason": None,
+        "violations": [],
+        "duration": 0.01,
+        "nodeid": f"ezat/x.yaml::{rule_id}",
+        "rerun": f"pytest --gateway-url http://gw/v1 --rule {rule_id}",
+        "exchange": None,
+        "diagnostics": [],
     }
     result.update(extra)
     return result
 
 
 def _failure() -> dict[str, Any]:
-    client = {"model": "claude", "n": 1, "messages": [{"role": "user", "content": "[gc:ezat/finish/length#ab12cd] hi"}]}
-    upstream = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "[gc:ezat/finish/length#ab12cd] hi"}]}
-    answer = {"id": "chatcmpl-1", "object": "chat.completion", "model": "claude",
-              "choices": [{"index": 0, "message": {"role": "assistant", "content": EVIL}, "finish_reason": "max_tokens"}]}
+    client = {
+        "model": "claude",
+        "n": 1,
+        "messages": [{"role": "user", "content": "[gc:ezat/finish/length#ab12cd] hi"}],
+    }
+    upstream = {
+        "model": "claude-x",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "[gc:ezat/finish/length#ab12cd] hi"}],
+    }
+    answer = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "claude",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": EVIL}, "finish_reason": "max_tokens"}
+        ],
+    }
     served = {"type": "message", "content": [{"type": "text", "text": "Hel"}], "stop_reason": "max_tokens"}
     return _result(
-        "ezat/finish/length", "FAIL",
+        "ezat/finish/length",
+        "FAIL",
         variant={"stream": False},
         reading="max_tokens becomes length",
         violations=[
-            {"check": "finish_reason", "path": "choices[0].finish_reason", "expected": "length",
-             "actual": "max_tokens", "message": "finish_reason 'max_tokens' (not an OpenAI finish_reason at all)"},
-            {"check": "upstream", "path": "upstream[0].stop_sequences", "expected": ["x"], "actual": None,
-             "message": "nothing at upstream[0].stop_sequences"},
+            {
+                "check": "finish_reason",
+                "path": "choices[0].finish_reason",
+                "expected": "length",
+                "actual": "max_tokens",
+                "message": "finish_reason 'max_tokens' (not an OpenAI finish_reason at all)",
+            },
+            {
+                "check": "upstream",
+                "path": "upstream[0].stop_sequences",
+                "expected": ["x"],
+                "actual": None,
+                "message": "nothing at upstream[0].stop_sequences",
+            },
         ],
         exchange={
-            "request": {"method": "POST", "url": "http://gw/v1/chat/completions",
-                        "headers": {"content-type": "application/json"}, "body": json.dumps(client)},
-            "response": {"status": 200, "headers": {"content-type": "application/json", "x-evil": EVIL},
-                         "body": json.dumps(answer), "transport_error": None, "elapsed": 0.05, "truncated": False},
-            "upstream": [{"method": "POST", "path": "/v1/messages", "headers": {"content-type": "application/json"},
-                          "body": json.dumps(upstream),
-                          "served": {"status": 200, "headers": {"content-type": "application/json"},
-                                     "body": json.dumps(served), "cassette": "anthropic/max-tokens",
-                                     "interaction": 0}}],
+            "request": {
+                "method": "POST",
+                "url": "http://gw/v1/chat/completions",
+                "headers": {"content-type": "application/json"},
+                "body": json.dumps(client),
+            },
+            "response": {
+                "status": 200,
+                "headers": {"content-type": "application/json", "x-evil": EVIL},
+                "body": json.dumps(answer),
+                "transport_error": None,
+                "elapsed": 0.05,
+                "truncated": False,
+            },
+            "upstream": [
+                {
+                    "method": "POST",
+                    "path": "/v1/messages",
+                    "headers": {"content-type": "application/json"},
+                    "body": json.dumps(upstream),
+                    "served": {
+                        "status": 200,
+                        "headers": {"content-type": "application/json"},
+                        "body": json.dumps(served),
+                        "cassette": "anthropic/max-tokens",
+                        "interaction": 0,
+                    },
+                }
+            ],
         },
     )
 
 
 def _document(results: list[dict[str, Any]], profile: str = "ezat") -> dict[str, Any]:
-    totals = dict.fromkeys(("PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS"), 0)
+    totals = dict.fromkeys(
+        ("PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS"), 0
+    )
     for r in results:
         totals[r["outcome"]] += 1
     return {
         "suite": {"name": "gateway-conformance", "version": "9.9.9"},
         "profile": {"name": profile, "doc": f"{profile}-chat-completions", "title": f"{profile} router"},
-        "target": {"gateway_url": "http://127.0.0.1:8080/v1", "upstream": "replay", "replay_url": "http://127.0.0.1:9100",
-                   "description": "acme gateway"},
+        "target": {
+            "gateway_url": "http://127.0.0.1:8080/v1",
+            "upstream": "replay",
+            "replay_url": "http://127.0.0.1:9100",
+            "description": "acme gateway",
+        },
         "timings": {"started": 1767225600.0, "finished": 1767225612.5, "duration": 12.5},
-        "totals": totals, "collection_errors": 0, "results": results,
+        "totals": totals,
+        "collection_errors": 0,
+        "results": results,
     }
 
 
 @pytest.fixture
 def failing() -> dict[str, Any]:
-    return _document([_failure(), _result("ezat/refuse/n", "PASS"),
-                      _result("ezat/images/url", "NOT_APPLICABLE", reason="needs loopback-downloads")])
+    return _document(
+        [
+            _failure(),
+            _result("ezat/refuse/n", "PASS"),
+            _result("ezat/images/url", "NOT_APPLICABLE", reason="needs loopback-downloads"),
+        ]
+    )
 
 
 @pytest.fixture
@@ -120,21 +192,35 @@ def test_untrusted_bodies_and_headers_are_escaped(failing: dict[str, Any]) -> No
 
 def test_violation_paths_and_by_path_differences_are_marked(failing: dict[str, Any]) -> None:
     page = certificate_html([failing])
-    assert re.search(r'<span class="ln hit"[^>]*>[^\n]*?finish_reason&quot;</span>: <span class="v">&quot;max_tokens', page)
-    assert re.search(r'<span class="ln added"[^>]*> *<span class="k">&quot;max_tokens&quot;</span>: <[^>]*>5<', page)
+    assert re.search(
+        r'<span class="ln hit"[^>]*>[^\n]*?finish_reason&quot;</span>: <span class="v">&quot;max_tokens', page
+    )
+    assert re.search(
+        r'<span class="ln added"[^>]*> *<span class="k">&quot;max_tokens&quot;</span>: <[^>]*>5<', page
+    )
     assert re.search(r'<span class="ln dropped"[^>]*> *<span class="k">&quot;n&quot;</span>', page)
-    assert re.search(r'<span class="ln changed" title="the client sent: &quot;claude&quot;">.*?claude-x', page)
+    assert re.search(
+        r'<span class="ln changed" title="the client sent: &quot;claude&quot;">.*?claude-x', page
+    )
     assert "← missing: stop_sequences" in page  # a path the violation names but the body lacks
 
 
 def test_stream_events_named_by_violations_are_marked() -> None:
     failure = _failure()
-    failure["violations"] = [{"check": "stream_order", "path": "stream[1].choices[0].finish_reason",
-                              "expected": "length", "actual": "max_tokens", "message": "bad finish"}]
+    failure["violations"] = [
+        {
+            "check": "stream_order",
+            "path": "stream[1].choices[0].finish_reason",
+            "expected": "length",
+            "actual": "max_tokens",
+            "message": "bad finish",
+        }
+    ]
     failure["exchange"]["response"]["headers"] = {"content-type": "text/event-stream"}
     failure["exchange"]["response"]["body"] = (
         'data: {"choices":[{"delta":{"role":"assistant"}}]}\n\n: ping\n\n'
-        'data: {"choices":[{"delta":{},"finish_reason":"max_tokens"}]}\n\ndata: [DONE]\n\n')
+        'data: {"choices":[{"delta":{},"finish_reason":"max_tokens"}]}\n\ndata: [DONE]\n\n'
+    )
     page = certificate_html([_document([failure])])
     assert re.search(r'<span class="ln hit" title="stream event 1"><span class="ev">\[1\]</span>data: ', page)
     assert not re.search(r'class="ln hit"[^>]*><span class="ev">\[0\]', page)
@@ -143,8 +229,15 @@ def test_stream_events_named_by_violations_are_marked() -> None:
 def test_no_upstream_call_and_live_mode_are_said_plainly() -> None:
     none, live = _failure(), _failure()
     none["exchange"]["upstream"] = []
-    none["violations"] = [{"check": "upstream_calls", "path": "upstream", "expected": 1, "actual": 0,
-                           "message": "the gateway made 0 upstream calls, expected 1"}]
+    none["violations"] = [
+        {
+            "check": "upstream_calls",
+            "path": "upstream",
+            "expected": 1,
+            "actual": 0,
+            "message": "the gateway made 0 upstream calls, expected 1",
+        }
+    ]
     live["exchange"]["upstream"] = None
     page = certificate_html([_document([none, live])])
     assert "The gateway made no upstream request for this case." in page
@@ -154,9 +247,15 @@ def test_no_upstream_call_and_live_mode_are_said_plainly() -> None:
 
 @pytest.mark.parametrize(
     ("path", "tokens"),
-    [("$.choices[0].finish_reason", ("choices", 0, "finish_reason")), ("usage.total_tokens", ("usage", "total_tokens")),
-     ("upstream[1].system", ("upstream", 1, "system")), ("$", ()), ("$['odd key'][*]", ("odd key", "*")),
-     ("stream@12", None), ("status 500", None)],
+    [
+        ("$.choices[0].finish_reason", ("choices", 0, "finish_reason")),
+        ("usage.total_tokens", ("usage", "total_tokens")),
+        ("upstream[1].system", ("upstream", 1, "system")),
+        ("$", ()),
+        ("$['odd key'][*]", ("odd key", "*")),
+        ("stream@12", None),
+        ("status 500", None),
+    ],
     ids=["dollar", "bare", "upstream", "root", "quoted-wildcard", "stream-offset", "not-a-path"],
 )
 def test_parse_path(path: str, tokens: tuple[Any, ...] | None) -> None:
@@ -165,12 +264,16 @@ def test_parse_path(path: str, tokens: tuple[Any, ...] | None) -> None:
 
 @pytest.mark.parametrize(
     ("outcomes", "expected_verdict", "color", "text"),
-    [(["PASS", "PASS", "NOT_APPLICABLE"], "PASS", "#2da44e", "ezat 2/2"),
-     (["PASS", "FAIL", "XFAIL"], "FAIL", "#cf222e", "ezat 1/3"),
-     (["PASS", "HARNESS_ERROR"], "INCOMPLETE", "#d4a72c", "ezat 1/2 (incomplete)")],
+    [
+        (["PASS", "PASS", "NOT_APPLICABLE"], "PASS", "#2da44e", "ezat 2/2"),
+        (["PASS", "FAIL", "XFAIL"], "FAIL", "#cf222e", "ezat 1/3"),
+        (["PASS", "HARNESS_ERROR"], "INCOMPLETE", "#d4a72c", "ezat 1/2 (incomplete)"),
+    ],
     ids=["pass", "fail", "incomplete"],
 )
-def test_badge_is_svg_colored_by_verdict(outcomes: list[str], expected_verdict: str, color: str, text: str) -> None:
+def test_badge_is_svg_colored_by_verdict(
+    outcomes: list[str], expected_verdict: str, color: str, text: str
+) -> None:
     document = _document([_result(f"ezat/a/r{i}", o) for i, o in enumerate(outcomes)])
     assert verdict(document) == expected_verdict
     svg = ET.fromstring(badge_svg([document]))
@@ -197,12 +300,17 @@ def test_expectation_problems_fail_the_verdict(passing: dict[str, Any]) -> None:
 
 def test_write_reports_writes_summary_certificate_and_badge(tmp_path: Path, failing: dict[str, Any]) -> None:
     write_reports(tmp_path / "out", [failing])
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["badge.svg", "certificate.html", "summary.md"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "badge.svg",
+        "certificate.html",
+        "summary.md",
+    ]
     assert (tmp_path / "out" / "summary.md").read_text() == markdown_summary([failing])
 
 
-def test_report_command_renders_from_results_files(tmp_path: Path, failing: dict[str, Any],
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_renders_from_results_files(
+    tmp_path: Path, failing: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     results = tmp_path / "results.json"
     results.write_text(json.dumps(failing))
     assert main([str(results), "--out", str(tmp_path / "out")]) == 0
@@ -212,12 +320,19 @@ def test_report_command_renders_from_results_files(tmp_path: Path, failing: dict
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "cannot read"), ("{not json", "not a JSON file"),
-     (json.dumps({"suite": {"name": "gateway-conformance", "version": "1"}}), "not a gateway-conformance results file")],
+    [
+        (None, "cannot read"),
+        ("{not json", "not a JSON file"),
+        (
+            json.dumps({"suite": {"name": "gateway-conformance", "version": "1"}}),
+            "not a gateway-conformance results file",
+        ),
+    ],
     ids=["missing", "not-json", "not-a-results-document"],
 )
-def test_report_command_on_a_bad_file_exits_3(tmp_path: Path, content: str | None, message: str,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_on_a_bad_file_exits_3(
+    tmp_path: Path, content: str | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     results = tmp_path / "results.json"
     if content is not None:
         results.write_text(content)
@@ -226,7 +341,9 @@ def test_report_command_on_a_bad_file_exits_3(tmp_path: Path, content: str | Non
     assert not (tmp_path / "out").exists()
 
 
-def test_report_command_without_out_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_without_out_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([str(tmp_path / "results.json")]) == 3
     assert "--out" in capsys.readouterr().err
 
@@ -237,18 +354,30 @@ def test_report_command_without_out_is_a_usage_error(tmp_path: Path, capsys: pyt
 @pytest.fixture
 def chromium() -> str:
     if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium (Debian: apt-get install -y chromium): the page is not rendered in a browser")
+        pytest.skip(
+            "no /usr/bin/chromium (Debian: apt-get install -y chromium): the page is not rendered in a browser"
+        )
     return str(CHROMIUM)
 
 
 def _chromium(binary: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_certificate_renders_in_headless_chromium(chromium: str, tmp_path: Path, failing: dict[str, Any]) -> None:
+def test_certificate_renders_in_headless_chromium(
+    chromium: str, tmp_path: Path, failing: dict[str, Any]
+) -> None:
     write_reports(tmp_path, [failing])
     url = (tmp_path / "certificate.html").as_uri()
     shot = tmp_path / "certificate.png"
@@ -288,15 +417,31 @@ def test_junit_xml_carries_rule_properties(pytester: pytest.Pytester, replay: Re
     junit = pytester.path / "junit.xml"
     with serve(make_gateway(replay.url)) as gateway:
         # A child process, like certify's: the JUnit file is what CI systems read.
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY,
-                                    "--profile", "ezat", "--replay-url", replay.url, "--junitxml", str(junit),
-                                    "-o", "junit_family=xunit2", str(pytester.path))
+        result = pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            "--gateway-url",
+            f"{gateway}/v1",
+            "--gateway-key",
+            KEY,
+            "--profile",
+            "ezat",
+            "--replay-url",
+            replay.url,
+            "--junitxml",
+            str(junit),
+            "-o",
+            "junit_family=xunit2",
+            str(pytester.path),
+        )
     result.assert_outcomes(passed=2)
     cases = ET.parse(junit).getroot().findall(".//testcase")
-    assert [c.get("name") for c in cases] == ["ezat/test/refuse-n[stream=false]", "ezat/test/refuse-n[stream=true]"]
+    assert [c.get("name") for c in cases] == [
+        "ezat/test/refuse-n[stream=false]",
+        "ezat/test/refuse-n[stream=true]",
+    ]
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.findall("./properties/property")}
         assert props["rule_id"] == "ezat/test/refuse-n"
         assert props["level"] == "MUST" and props["profile"] == "ezat" and props["outcome"] == "PASS"
         assert props["section"] == "Ignored and refused fields"
-

@@ -24,13 +24,24 @@ MARK = "[gc:ezat/x/y#0123abcd]"
 
 
 def _rule(request: dict[str, Any], needs: Needs | None = None, rule_id: str = "ezat/x/y") -> Rule:
-    return Rule(id=rule_id, level="MUST", title="t", source=Source("d", "s", "q"), request=request, expect={},
-                needs=needs or Needs(False, frozenset(), frozenset(), frozenset()), aliases=("ezat/old/y",))
+    return Rule(
+        id=rule_id,
+        level="MUST",
+        title="t",
+        source=Source("d", "s", "q"),
+        request=request,
+        expect={},
+        needs=needs or Needs(False, frozenset(), frozenset(), frozenset()),
+        aliases=("ezat/old/y",),
+    )
 
 
-TARGET = Target(gateway_url="http://127.0.0.1:8080/openai/v1", gateway_key="k-123",
-                models={"MODEL": "anthropic/claude-sonnet-5-5", "MODEL_SAMPLING": None},
-                replay_url="http://127.0.0.1:9999")
+TARGET = Target(
+    gateway_url="http://127.0.0.1:8080/openai/v1",
+    gateway_key="k-123",
+    models={"MODEL": "anthropic/claude-sonnet-5-5", "MODEL_SAMPLING": None},
+    replay_url="http://127.0.0.1:9999",
+)
 
 
 def test_marker_matches_the_replay_pattern() -> None:
@@ -43,13 +54,28 @@ def test_marker_matches_the_replay_pattern() -> None:
     ("messages", "expected"),
     [
         ([{"role": "user", "content": "hi"}], [{"role": "user", "content": f"{MARK} hi"}]),
-        ([{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "image_url"}, {"type": "text", "text": "t"}]}],
-         [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "image_url"}, {"type": "text", "text": f"{MARK} t"}]}]),
-        ([{"role": "user", "content": [{"type": "input_audio"}]}],
-         [{"role": "user", "content": [{"type": "input_audio"}, {"type": "text", "text": MARK}]}]),
-        ([{"role": "system", "content": "only system"}], [{"role": "system", "content": f"{MARK} only system"}]),
-        ([{"role": "assistant", "content": None}, {"role": "user", "content": ""}],
-         [{"role": "assistant", "content": None}, {"role": "user", "content": MARK}]),
+        (
+            [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": [{"type": "image_url"}, {"type": "text", "text": "t"}]},
+            ],
+            [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": [{"type": "image_url"}, {"type": "text", "text": f"{MARK} t"}]},
+            ],
+        ),
+        (
+            [{"role": "user", "content": [{"type": "input_audio"}]}],
+            [{"role": "user", "content": [{"type": "input_audio"}, {"type": "text", "text": MARK}]}],
+        ),
+        (
+            [{"role": "system", "content": "only system"}],
+            [{"role": "system", "content": f"{MARK} only system"}],
+        ),
+        (
+            [{"role": "assistant", "content": None}, {"role": "user", "content": ""}],
+            [{"role": "assistant", "content": None}, {"role": "user", "content": MARK}],
+        ),
     ],
     ids=["string", "first-text-part-kept-indexes", "no-text-part-appended", "no-user-message", "empty-user"],
 )
@@ -61,10 +87,21 @@ def test_insert_marker(messages: list[Any], expected: list[Any]) -> None:
 
 
 def test_render_request_substitutes_roles_variants_and_headers() -> None:
-    rule = _rule({"headers": {"x-ezat-cache": "off", "authorization": None},
-                  "body": {"model": "$MODEL", "stream_options": {"include_usage": True},
-                           "messages": [{"role": "user", "content": [{"type": "image_url",
-                                                                       "image_url": {"url": "${images_url}/tiny.png"}}]}]}})
+    rule = _rule(
+        {
+            "headers": {"x-ezat-cache": "off", "authorization": None},
+            "body": {
+                "model": "$MODEL",
+                "stream_options": {"include_usage": True},
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "image_url", "image_url": {"url": "${images_url}/tiny.png"}}],
+                    }
+                ],
+            },
+        }
+    )
     rendered = render_request(rule, {"stream": False}, TARGET, MARK)
     assert rendered.url == "http://127.0.0.1:8080/openai/v1/chat/completions"
     assert "authorization" not in rendered.headers
@@ -81,11 +118,23 @@ def test_render_request_substitutes_roles_variants_and_headers() -> None:
 
 
 def test_explicit_marker_placeholder_and_gateway_key() -> None:
-    rule = _rule({"headers": {"x-api-key": "$GATEWAY_KEY"},
-                  "body": {"model": "$MODEL", "messages": [{"role": "system", "content": "$MARKER"},
-                                                          {"role": "user", "content": "untouched"}]}})
+    rule = _rule(
+        {
+            "headers": {"x-api-key": "$GATEWAY_KEY"},
+            "body": {
+                "model": "$MODEL",
+                "messages": [
+                    {"role": "system", "content": "$MARKER"},
+                    {"role": "user", "content": "untouched"},
+                ],
+            },
+        }
+    )
     rendered = render_request(rule, {}, TARGET, MARK)
-    assert rendered.json["messages"] == [{"role": "system", "content": MARK}, {"role": "user", "content": "untouched"}]
+    assert rendered.json["messages"] == [
+        {"role": "system", "content": MARK},
+        {"role": "user", "content": "untouched"},
+    ]
     assert rendered.headers["x-api-key"] == "k-123"
     assert rendered.headers["authorization"] == "Bearer k-123"
 
@@ -105,8 +154,12 @@ def test_pad_to_bytes_is_exact() -> None:
 
 @pytest.mark.parametrize(
     ("path", "url"),
-    [("chat/completions", "http://h:1/openai/v1/chat/completions"), ("models", "http://h:1/openai/v1/models"),
-     ("/api/models", "http://h:1/api/models"), ("/healthz", "http://h:1/healthz")],
+    [
+        ("chat/completions", "http://h:1/openai/v1/chat/completions"),
+        ("models", "http://h:1/openai/v1/models"),
+        ("/api/models", "http://h:1/api/models"),
+        ("/healthz", "http://h:1/healthz"),
+    ],
 )
 def test_gateway_url_for(path: str, url: str) -> None:
     assert gateway_url_for("http://h:1/openai/v1/", path) == url
@@ -119,8 +172,16 @@ def test_gateway_url_for(path: str, url: str) -> None:
         (Needs(True, frozenset(), frozenset(), frozenset()), {"upstream_mode": "live"}, "replay upstream"),
         (Needs(False, frozenset({"MODEL_SAMPLING"}), frozenset(), frozenset()), {}, "MODEL_SAMPLING"),
         (Needs(False, frozenset(), frozenset({"slow"}), frozenset()), {}, "--feature"),
-        (Needs(False, frozenset(), frozenset(), frozenset({"slow"})), {"features": frozenset({"slow"})}, "only without"),
-        (Needs(False, frozenset({"MODEL"}), frozenset({"slow"}), frozenset()), {"features": frozenset({"slow"})}, None),
+        (
+            Needs(False, frozenset(), frozenset(), frozenset({"slow"})),
+            {"features": frozenset({"slow"})},
+            "only without",
+        ),
+        (
+            Needs(False, frozenset({"MODEL"}), frozenset({"slow"}), frozenset()),
+            {"features": frozenset({"slow"})},
+            None,
+        ),
     ],
     ids=["live", "unmapped-role", "missing-feature", "without-feature", "applicable"],
 )
@@ -144,7 +205,9 @@ def test_gateway_key_is_redacted_everywhere_in_evidence() -> None:
     from harness.exchange import ReceivedResponse, UpstreamCall
     from harness.runner import _redact, _redact_bytes, _redact_call
 
-    call = UpstreamCall("POST", "/v1/messages", {"x-api-key": "k-123"}, b'{"note": "k-123"}', {"note": "k-123"})
+    call = UpstreamCall(
+        "POST", "/v1/messages", {"x-api-key": "k-123"}, b'{"note": "k-123"}', {"note": "k-123"}
+    )
     redacted = _redact_call(call, "k-123")
     assert redacted.headers == {"x-api-key": "<GATEWAY_KEY>"}
     assert redacted.json == {"note": "<GATEWAY_KEY>"}
@@ -160,7 +223,10 @@ def test_failing_rule_gets_the_replay_diagnostics_made_while_it_ran() -> None:
 
     class Replay:
         def diagnostics(self) -> list[dict[str, Any]]:
-            return [{"seq": 1, "kind": "unmarked", "at": 99.0}, {"seq": 2, "kind": "unknown-marker", "at": 101.5}]
+            return [
+                {"seq": 1, "kind": "unmarked", "at": 99.0},
+                {"seq": 2, "kind": "unknown-marker", "at": 101.5},
+            ]
 
     assert [d["seq"] for d in _new_diagnostics(Replay(), 100.0)] == [2]  # type: ignore[arg-type]
     assert _new_diagnostics(None, 100.0) == ()

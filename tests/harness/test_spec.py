@@ -66,7 +66,9 @@ def test_good_rule_file_loads_with_defaults_and_needs(tmp_path: Path) -> None:
     ],
     ids=["yaml-syntax", "bad-level", "status-type", "unknown-check", "bad-id", "empty", "duplicate-id"],
 )
-def test_malformed_rule_file_names_file_line_and_problem(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+def test_malformed_rule_file_names_file_line_and_problem(
+    tmp_path: Path, text: str, line: int, fragment: str
+) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(SpecError) as excinfo:
         load_rule_file(path)

@@ -121,7 +121,9 @@ def test_openai_cassettes_are_openai_compatible(path: Path) -> None:
         chunks = [json.loads(p) for p in payloads[:-1]]
         assert all(c["object"] == "chat.completion.chunk" and c["id"].startswith("chatcmpl-") for c in chunks)
         assert len({c["id"] for c in chunks}) == 1
-        usage_chunks = [i for i, c in enumerate(chunks) if c["choices"] == [] and isinstance(c.get("usage"), dict)]
+        usage_chunks = [
+            i for i, c in enumerate(chunks) if c["choices"] == [] and isinstance(c.get("usage"), dict)
+        ]
         assert usage_chunks == [len(chunks) - 1], "exactly one usage chunk, last before [DONE]"
 
 
@@ -131,18 +133,25 @@ def test_lyrouter_rules_pick_cassettes_by_channel_kind() -> None:
     import yaml
 
     profile = yaml.safe_load((SPECS / "lyrouter" / "profile.yaml").read_text(encoding="utf-8"))
-    anthropic_roles = {role for role, spec in profile["models"].items()
-                       if "Anthropic-protocol channel" in spec["description"] or role in ("MODEL_DEFAULT",)}
+    anthropic_roles = {
+        role
+        for role, spec in profile["models"].items()
+        if "Anthropic-protocol channel" in spec["description"] or role in ("MODEL_DEFAULT",)
+    }
     problems = []
     for rule in all_rules():
         if rule.profile != "lyrouter" or not rule.upstream or "cassette" not in rule.upstream:
             continue
         if rule.expect.get("upstream_calls") == 0:  # refused before routing: the cassette is never read
             continue
-        model = rule.request.get("body", {}).get("model") if isinstance(rule.request.get("body"), dict) else None
+        model = (
+            rule.request.get("body", {}).get("model") if isinstance(rule.request.get("body"), dict) else None
+        )
         if not isinstance(model, str) or not model.startswith("$"):
             continue
         kind = "anthropic" if model[1:] in anthropic_roles else "openai"
         if not rule.upstream["cassette"].startswith(f"{kind}/"):
-            problems.append(f"{rule.id}: {model} is served by an {kind} channel, cassette {rule.upstream['cassette']}")
+            problems.append(
+                f"{rule.id}: {model} is served by an {kind} channel, cassette {rule.upstream['cassette']}"
+            )
     assert not problems, "\n".join(problems)

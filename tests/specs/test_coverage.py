@@ -87,7 +87,9 @@ def test_every_profile_with_rules_has_a_ledger(profile: str) -> None:
 
 def test_the_ledger_tests_cover_every_profile_with_a_ledger() -> None:
     assert {p.stem for p in LEDGERS} >= set(profiles_with_rules())
-    assert {p.stem for p in LEDGERS} <= set(all_profiles()), "a ledger names a profile that has no profile.yaml"
+    assert {p.stem for p in LEDGERS} <= set(all_profiles()), (
+        "a ledger names a profile that has no profile.yaml"
+    )
 
 
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
@@ -122,7 +124,9 @@ def test_rule_roles_and_features_are_declared_in_the_profile(profile: str) -> No
 def test_ledger_validates_against_its_schema(path: Path) -> None:
     schema = json.loads((SPECS / "schema" / "coverage.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(ledger(path)), key=lambda e: list(e.path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(ledger(path)), key=lambda e: list(e.path)
+    )
     assert not errors, "\n".join(f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors)
 
 
@@ -178,7 +182,9 @@ def test_rule_quote_occurs_in_its_doc(rule) -> None:  # type: ignore[no-untyped-
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_ledger_sections_are_doc_headings(path: Path) -> None:
     data = ledger(path)
-    headings = {line.lstrip("#").strip() for line in doc_text(data["doc"]).splitlines() if line.startswith("## ")}
+    headings = {
+        line.lstrip("#").strip() for line in doc_text(data["doc"]).splitlines() if line.startswith("## ")
+    }
     unknown = sorted({s["section"] for s in data["sentences"]} - headings)
     assert not unknown, f"sections that are not `##` headings of the doc: {unknown}"
 

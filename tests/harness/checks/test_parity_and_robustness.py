@@ -155,6 +155,8 @@ def test_every_registered_kind_is_exercised() -> None:
 def test_parity_can_leave_usage_out() -> None:
     """`{usage: false}`: for profiles whose docs give streams a different usage shape."""
     change = {"usage.prompt_tokens_details.cached_tokens": 7}
-    ex = stream("text_usage", companion=_completion_like("json/completion_text.json", change), include_usage=True)
+    ex = stream(
+        "text_usage", companion=_completion_like("json/completion_text.json", change), include_usage=True
+    )
     assert list(CHECKS["stream_matches_nonstream"]({"usage": False}, ex)) == []
     assert list(CHECKS["stream_matches_nonstream"](True, ex)) != []

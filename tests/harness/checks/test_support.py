@@ -219,10 +219,21 @@ def test_upstream_error_body_has_no_summary() -> None:
 
 def test_assembled_completion_keeps_extension_text_fields() -> None:
     chunks = [
-        {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-         "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
-        {"id": "c", "choices": [{"index": 0, "delta": {"reasoning_content": "Let me "}, "finish_reason": None}]},
-        {"id": "c", "choices": [{"index": 0, "delta": {"reasoning_content": "think."}, "finish_reason": None}]},
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+        },
+        {
+            "id": "c",
+            "choices": [{"index": 0, "delta": {"reasoning_content": "Let me "}, "finish_reason": None}],
+        },
+        {
+            "id": "c",
+            "choices": [{"index": 0, "delta": {"reasoning_content": "think."}, "finish_reason": None}],
+        },
         {"id": "c", "choices": [{"index": 0, "delta": {"content": "4"}, "finish_reason": None}]},
         {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
     ]

@@ -28,7 +28,9 @@ LIVE = exchange("json/completion_text.json", upstream=None)
 GARBAGE = exchange("json/completion_text.json", upstream=(call(raw=b"\x00not json"),))
 LEAKED_KEY = exchange(
     "json/completion_text.json",
-    upstream=(call(GOOD_BODY, headers={"x-api-key": "<GATEWAY_KEY>", "authorization": "Bearer <GATEWAY_KEY>"}),),
+    upstream=(
+        call(GOOD_BODY, headers={"x-api-key": "<GATEWAY_KEY>", "authorization": "Bearer <GATEWAY_KEY>"}),
+    ),
 )
 
 GOOD: list[tuple[str, str, Any, Exchange]] = [
@@ -81,8 +83,13 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ("upstream", "live", [{"path": "$.model", "exists": True}], LIVE, "not observed"),
     ("upstream_headers", "missing", {"x-request-id": {"exists": True}}, ONE, "expected a non-null value"),
     ("upstream_headers", "no-call", {"x-request-id": {"exists": True}}, NONE, "no upstream call"),
-    ("upstream_headers", "key-forwarded", {"authorization": {"excludes": "<GATEWAY_KEY>"}}, LEAKED_KEY,
-     "holds text it must not hold"),
+    (
+        "upstream_headers",
+        "key-forwarded",
+        {"authorization": {"excludes": "<GATEWAY_KEY>"}},
+        LEAKED_KEY,
+        "holds text it must not hold",
+    ),
     ("upstream_schema", "leaky", "anthropic.messages.request", TWO, "'n', 'stream_options' were unexpected"),
     (
         "upstream_schema",
