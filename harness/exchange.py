@@ -61,6 +61,18 @@ class UpstreamCall:
 
 
 @dataclass(frozen=True)
+class ListenerRecord:
+    """The harness's own loopback listener (`${listener_url}` in a request): what connected to it.
+
+    The runner opens it before sending and closes it after the answer; a gateway that must not touch
+    an address (EZAT: "The host must be a public address") leaves `connections` empty.
+    """
+
+    url: str
+    connections: tuple[bytes, ...] = ()  # per accepted connection: the first bytes it sent (may be empty)
+
+
+@dataclass(frozen=True)
 class Exchange:
     rule_id: str
     variant: Mapping[str, Any]
@@ -72,3 +84,5 @@ class Exchange:
     models: Mapping[str, str] = field(default_factory=dict)
     # The same request sent with stream=false, for `stream_matches_nonstream`.
     companion: Exchange | None = None
+    # The listener, when the request named `${listener_url}` (None: the rule opened none).
+    listener: ListenerRecord | None = None

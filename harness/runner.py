@@ -21,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from harness import __version__
+from harness import listener as listener_mod
 from harness.checks import Violation, run_checks
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.replay_client import ReplayClient, ReplayError
@@ -318,8 +319,14 @@ def _exchange_once(
     if replay is not None and marker is not None:
         replay.register(marker, rule.id, dict(rule.upstream) if rule.upstream else None)
     try:
-        rendered = render_request(rule, variant, target, marker)
-        response = send(client, rendered, target.rule_timeout)
+        with listener_mod.listening(rule.request) as listener:  # `${listener_url}`: the harness's own socket
+            rendered = render_request(rule, variant, target, marker)
+            if listener is not None:
+                body = rendered.body.replace(listener_mod.LISTENER_REF.encode(), listener.url.encode())
+                rendered = dataclasses.replace(
+                    rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
+                )
+            response = send(client, rendered, target.rule_timeout)
         upstream: tuple[UpstreamCall, ...] | None = None
         if replay is not None and marker is not None:
             upstream = replay.calls(marker)
@@ -339,6 +346,7 @@ def _exchange_once(
         upstream=None if upstream is None else tuple(_redact_call(call, key) for call in upstream),
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
+        listener=listener.record() if listener is not None else None,
     )
 
 

@@ -36,6 +36,7 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
 
 
 # Registration: imported last, because the check modules import `Violation` from this package.
+from harness.checks import listener as _listener  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
@@ -57,5 +58,9 @@ CHECKS.update(
         "upstream_schema": _upstream.check_upstream_schema,
         "stream_matches_nonstream": _stream.check_stream_matches_nonstream,
         "body": _response.check_body,
+        "upstream_raw": _upstream.check_upstream_raw,
+        "upstream_compare": _upstream.check_upstream_compare,
+        "listener": _listener.check_listener,
+        "elapsed": _listener.check_elapsed,
     }
 )

@@ -207,9 +207,15 @@ def check_error(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         if name not in error or not json_equal(actual, wanted):
             yield Violation("error", f"{where}.error.{name}", wanted, short(actual), f"error.{name} differs")
     if "message_pattern" in expected:
-        pattern, actual = expected["message_pattern"], error.get("message")
+        actual = error.get("message")
         try:
-            matched = isinstance(actual, str) and re.search(pattern, actual) is not None
+            # `${...}` references are interpolated as literal text (escaped), like `matches`.
+            pattern = refs.resolve(expected["message_pattern"], escape=re.escape)
+        except RefError as exc:
+            yield Violation("error", f"{where}.error.message", expected["message_pattern"], None, str(exc))
+            return
+        try:
+            matched = isinstance(actual, str) and re.search(str(pattern), actual) is not None
         except re.error as exc:
             yield Violation(
                 "error",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.checks import Violation, views
-from harness.checks.matchers import check_path_assertions, match_values, short
+from harness.checks.matchers import PathError, check_path_assertions, find, json_equal, match_values, short
 from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.exchange import Exchange, UpstreamCall
@@ -136,3 +137,83 @@ def check_upstream_schema(expected: Any, exchange: Exchange) -> Iterator[Violati
             )
             continue
         yield from validate(str(expected), parsed.value, check="upstream_schema", where=f"upstream[{i}]")
+
+
+def _raw_text(call: UpstreamCall) -> str:
+    return call.body.decode("utf-8", errors="replace")
+
+
+def check_upstream_raw(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    """A matcher on the upstream body exactly as the gateway sent it (bytes as UTF-8 text: key order, spacing)."""
+    unobserved = _unobserved("upstream_raw", exchange)
+    if unobserved:
+        yield unobserved
+        return
+    calls = exchange.upstream or ()
+    selected = _select(expected.get("call"), calls)
+    if isinstance(selected, str):
+        yield Violation("upstream_raw", "upstream", short(dict(expected)), None, selected)
+        return
+    matcher = {k: v for k, v in expected.items() if k != "call"}
+    refs = References(exchange)
+    for i in selected:
+        yield from match_values(
+            matcher, [_raw_text(calls[i])], check="upstream_raw", path=f"upstream[{i}].raw", refs=refs
+        )
+
+
+def _ordered(value: Any) -> str:
+    """The value's JSON text with keys in the order they arrived (json.loads keeps it)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    """`[{path, same_as, order?, call?}]`: two values of one upstream body are equal (with `order`: key for key,
+    in the same order, as the gateway serialised them). Each path must select the same number of values,
+    at least one; they are compared pairwise."""
+    unobserved = _unobserved("upstream_compare", exchange)
+    if unobserved:
+        yield unobserved
+        return
+    calls = exchange.upstream or ()
+    for assertion in expected:
+        where = f"upstream{assertion['path'][1:]}"
+        selected = _select(assertion.get("call"), calls)
+        if isinstance(selected, str):
+            yield Violation("upstream_compare", where, short(dict(assertion)), None, selected)
+            continue
+        for i in selected:
+            try:
+                document = json.loads(calls[i].body)
+            except ValueError as exc:
+                yield Violation(
+                    "upstream_compare", f"upstream[{i}]", "a JSON body", short(calls[i].body), str(exc)
+                )
+                continue
+            try:
+                left, right = find(document, assertion["path"]), find(document, assertion["same_as"])
+            except PathError as exc:
+                yield Violation("upstream_compare", where, None, None, str(exc))
+                continue
+            if not left or len(left) != len(right):
+                yield Violation(
+                    "upstream_compare",
+                    where,
+                    f"as many values as {assertion['same_as']}",
+                    {"path": len(left), "same_as": len(right)},
+                    "the two paths do not select the same number of values (at least one)",
+                )
+                continue
+            for a, b in zip(left, right, strict=True):
+                if not json_equal(a, b):
+                    yield Violation(
+                        "upstream_compare", where, short(b), short(a), f"differs from {assertion['same_as']}"
+                    )
+                elif assertion.get("order") and _ordered(a) != _ordered(b):
+                    yield Violation(
+                        "upstream_compare",
+                        where,
+                        short(_ordered(b)),
+                        short(_ordered(a)),
+                        f"equal content, but its keys are not in the same order as {assertion['same_as']}",
+                    )

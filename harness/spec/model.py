@@ -15,7 +15,17 @@ RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
 # Expectation keys that only make sense for a streamed answer.
 STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
 # Expectation keys that read what the replay upstream saw or served.
-UPSTREAM_KEYS = frozenset({"upstream", "upstream_calls", "upstream_headers", "upstream_schema", "usage"})
+UPSTREAM_KEYS = frozenset(
+    {
+        "upstream",
+        "upstream_calls",
+        "upstream_headers",
+        "upstream_schema",
+        "upstream_raw",
+        "upstream_compare",
+        "usage",
+    }
+)
 
 
 @dataclass(frozen=True)

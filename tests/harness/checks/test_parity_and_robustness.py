@@ -108,6 +108,10 @@ EXPECT: dict[str, Any] = {
     "upstream_schema": "anthropic.messages.request",
     "stream_matches_nonstream": True,
     "body": {"contains": "x"},
+    "upstream_raw": {"matches": "^\\{", "call": "each"},
+    "upstream_compare": [{"path": "$.messages[0]", "same_as": "$.messages[-1]", "order": True}],
+    "listener": {"connections": 0},
+    "elapsed": {"max": 5},
 }
 
 GARBAGE = {

@@ -1,0 +1,134 @@
+"""The issue-14 vocabulary: raw upstream bytes, two upstream values compared, the loopback listener, the
+answer's timing, and `${...}` references in `message_pattern`. Each kind passes on a good exchange and fails
+on the bad one it exists to catch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from typing import Any
+
+import pytest
+
+from harness.checks import CHECKS
+from harness.exchange import Exchange, ListenerRecord
+from harness.listener import Listener, fill, uses_listener
+from tests.harness.checks.exchanges import call, exchange, messages
+
+ORDERED = b'{"model":"m","tools":[{"a":1,"b":{"x":1,"y":2}},{"a":1,"b":{"x":1,"y":2}}],"messages":[]}'
+REORDERED = b'{"model":"m","tools":[{"a":1,"b":{"x":1,"y":2}},{"b":{"y":2,"x":1},"a":1}],"messages":[]}'
+DIFFERENT = b'{"model":"m","tools":[{"a":1,"b":{"x":1,"y":2}},{"a":2,"b":{"x":1,"y":2}}],"messages":[]}'
+COMPARE = [{"path": "$.tools[0]", "same_as": "$.tools[1]", "order": True}]
+
+ERROR = json.dumps(
+    {
+        "error": {
+            "message": "model (x.y) is unknown",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
+).encode()
+
+
+def raw_call(data: bytes) -> Exchange:
+    return exchange("json/completion_text.json", upstream=(call(raw=data),))
+
+
+def with_listener(connections: tuple[bytes, ...] | None, elapsed: float = 0.1) -> Exchange:
+    base = exchange(ERROR, status=400)
+    record = None if connections is None else ListenerRecord("http://127.0.0.2:9", connections)
+    return dataclasses.replace(
+        base, listener=record, response=dataclasses.replace(base.response, elapsed=elapsed)
+    )
+
+
+GOOD: list[tuple[str, str, Any, Exchange]] = [
+    ("upstream_raw", "key-order", {"matches": r'^\{"model":"m","tools":'}, raw_call(ORDERED)),
+    ("upstream_raw", "each-call", {"call": "each", "contains": '"messages":[]'}, raw_call(ORDERED)),
+    ("upstream_compare", "same-order", COMPARE, raw_call(ORDERED)),
+    (
+        "upstream_compare",
+        "unordered-equal",
+        [{"path": "$.tools[0]", "same_as": "$.tools[1]"}],
+        raw_call(REORDERED),
+    ),
+    ("listener", "untouched", {"connections": 0}, with_listener(())),
+    ("elapsed", "fast", {"max": 2}, with_listener((), elapsed=0.3)),
+    ("error", "pattern-ref", {"message_pattern": "^model \\(${request.body.model}\\) is"}, None),
+]
+BAD: list[tuple[str, str, Any, Exchange, str]] = [
+    ("upstream_raw", "key-order", {"matches": r'^\{"messages"'}, raw_call(ORDERED), "does not match"),
+    ("upstream_compare", "reordered", COMPARE, raw_call(REORDERED), "not in the same order"),
+    ("upstream_compare", "different", COMPARE, raw_call(DIFFERENT), "differs from"),
+    (
+        "upstream_compare",
+        "counts",
+        [{"path": "$.tools[*]", "same_as": "$.model"}],
+        raw_call(ORDERED),
+        "same number of values",
+    ),
+    ("listener", "touched", {"connections": 0}, with_listener((b"GET /photo.png HTTP/1.1",)), "connected"),
+    ("listener", "no-listener", {"connections": 0}, with_listener(None), "opened no listener"),
+    ("elapsed", "slow", {"max": 2}, with_listener((), elapsed=15.2), "took 15.20s"),
+    (
+        "error",
+        "pattern-ref-escaped",
+        {"message_pattern": "^model ${request.body.model} is"},
+        None,
+        "does not match",
+    ),
+]
+
+
+def _pattern_exchange() -> Exchange:
+    # `x.y` holds a regex metacharacter: the reference must be escaped, so `x.y` matches only itself.
+    return exchange(ERROR, status=400, body={"model": "x.y", "messages": []})
+
+
+@pytest.mark.parametrize(("kind", "label", "expected", "ex"), GOOD, ids=[f"{g[0]}-{g[1]}" for g in GOOD])
+def test_new_kinds_pass(kind: str, label: str, expected: Any, ex: Exchange | None) -> None:
+    violations = list(CHECKS[kind](expected, ex or _pattern_exchange()))
+    assert violations == [], messages(violations)
+
+
+@pytest.mark.parametrize(
+    ("kind", "label", "expected", "ex", "message"), BAD, ids=[f"{b[0]}-{b[1]}" for b in BAD]
+)
+def test_new_kinds_fail(kind: str, label: str, expected: Any, ex: Exchange | None, message: str) -> None:
+    violations = list(CHECKS[kind](expected, ex or _pattern_exchange()))
+    assert violations, "expected a violation"
+    assert any(message in v.message for v in violations), messages(violations)
+
+
+def test_message_pattern_reference_is_literal_text() -> None:
+    """`x.y` as a reference must not match `xzy`: the referenced text is escaped."""
+    body = json.dumps(
+        {"error": {"message": "model (xzy) is unknown", "type": "t", "param": None, "code": None}}
+    )
+    ex = exchange(body.encode(), status=400, body={"model": "x.y", "messages": []})
+    assert list(CHECKS["error"]({"message_pattern": r"\(${request.body.model}\)"}, ex))
+
+
+def test_listener_counts_connections_and_stops() -> None:
+    listener = Listener()
+    host, port = listener.url.removeprefix("http://").rsplit(":", 1)
+    assert host.startswith("127.")
+    with socket.create_connection((host, int(port)), timeout=2) as conn:
+        conn.sendall(b"GET /x HTTP/1.1\r\n\r\n")
+        conn.recv(10)  # the listener closes without answering
+    record = listener.close()
+    assert len(record.connections) == 1
+    assert record.connections[0].startswith(b"GET /x")
+    with pytest.raises(OSError):
+        socket.create_connection((host, int(port)), timeout=1)
+
+
+def test_listener_placeholder_is_found_and_filled() -> None:
+    request = {"body": {"messages": [{"content": [{"image_url": {"url": "${listener_url}/a.png"}}]}]}}
+    assert uses_listener(request) and not uses_listener({"body": {"messages": []}})
+    filled = fill(request, "http://127.0.0.2:5")
+    assert filled["body"]["messages"][0]["content"][0]["image_url"]["url"] == "http://127.0.0.2:5/a.png"
+    assert request["body"]["messages"][0]["content"][0]["image_url"]["url"] == "${listener_url}/a.png"
