@@ -323,7 +323,8 @@ EZAT = Profile(
         invalid_json_with_default=None,
         missing_model=ErrorSpec(400, "model: is required", param="model"),
         unknown_model=_MODEL_NOT_FOUND,
-        model_not_enabled=_MODEL_NOT_FOUND,
+        # EZAT 403 row: "The key may not use this model".
+        model_not_enabled=ErrorSpec(403, "The key may not use the model `{model}`.", "permission_error"),
         unsupported_api=_MODEL_NOT_FOUND,
         images_unsupported=ErrorSpec(400, "{path}: this model does not accept images", param="{path}"),
     ),

@@ -88,6 +88,15 @@ class References:
         raise RefError(f"${{{ref}}}: unknown reference")
 
     def _answer_field(self, rest: str, ref: str) -> Any:
+        if rest == "body":
+            # The whole served body (any status): its JSON value, or its text when it is not JSON.
+            served = answer.last_served(self.exchange)
+            if served is None:
+                raise RefError(f"${{{ref}}}: no upstream answer was served for this case")
+            try:
+                return json.loads(served.body)
+            except ValueError:
+                return served.body.decode("utf-8", errors="replace")
         summary = self._answer
         if summary is None:
             raise RefError(
