@@ -35,6 +35,8 @@ _KEYS = frozenset(
         "replace",
         "error_as_stream",
         "features",
+        "delay",
+        "connect_image_urls",
         "killed_by",
         "survives_because",
     }
@@ -67,6 +69,10 @@ class Mutant:
     replace: Mapping[str, Any] | None = None  # answer with this status and JSON body instead
     error_as_stream: bool = False  # an HTTP error to a streaming request becomes a 200 SSE stream
     features: tuple[str, ...] = ()  # harness features the rules that catch it need (e.g. slow)
+    delay: float = 0.0  # seconds the answer is held before it is sent (a gateway that first tried something)
+    # Client side: the proxy opens a TCP connection to every http(s) image URL's host before forwarding (a
+    # gateway that connects before it checks the address).
+    connect_image_urls: bool = False
     killed_by: tuple[str, ...] = ()  # rules expected to kill it: tried first with --first-kill
     survives_because: str | None = None
 
@@ -80,6 +86,7 @@ class Mutant:
             or self.stream
             or self.replace
             or self.error_as_stream
+            or self.delay
         )
 
     @property
@@ -152,10 +159,12 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
         replace=raw.get("replace"),
         error_as_stream=bool(raw.get("error_as_stream", False)),
         features=tuple(raw.get("features") or ()),
+        delay=float(raw.get("delay") or 0.0),
+        connect_image_urls=bool(raw.get("connect_image_urls", False)),
         killed_by=tuple(raw.get("killed_by") or ()),
         survives_because=raw.get("survives_because"),
     )
-    if not (mutant.request or mutant.request_headers or mutant.touches_answer):
+    if not (mutant.request or mutant.request_headers or mutant.touches_answer or mutant.connect_image_urls):
         raise CatalogError(f"mutant {mid}: changes nothing")
     return mutant
 

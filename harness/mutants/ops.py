@@ -235,9 +235,12 @@ def _duplicate_item(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
 
 
 def _reverse(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
+    """A list in reverse order; an object with its keys in reverse order (the same content)."""
     for container, key in locate(doc, parse_path(edit["path"])):
         if isinstance(container[key], list):
             container[key] = list(reversed(container[key]))
+        elif isinstance(container[key], dict):
+            container[key] = dict(reversed(list(container[key].items())))
 
 
 def _copy_from_client(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import uvicorn
@@ -128,8 +129,10 @@ class MutatingProxy:
         ctx = Context(client=client if not isinstance(client, _Invalid) else None)
         if mutant is not None and mutant.request and isinstance(parsed, (dict, list)):
             new = apply_edits(parsed, mutant.request, ctx)
-            if new != parsed:
-                body = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            if new != parsed or _encoded(new) != _encoded(parsed):  # the second: key order alone changed
+                body = _encoded(new)
+        if mutant is not None and mutant.connect_image_urls and self.side == "client":
+            await _touch_image_hosts(parsed)
         if mutant is not None and mutant.request_headers:
             headers = edit_headers(headers, mutant.request_headers)
         out_headers = [(k, v) for k, v in headers if k not in HOP_BY_HOP]
@@ -168,6 +171,8 @@ class MutatingProxy:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         ctx = Context(ctx.client, status)
+        if mutant.delay:
+            await asyncio.sleep(mutant.delay)
         if mutant.replace is not None:
             await response.aread()
             body = json.dumps(mutant.replace.get("body", {})).encode()
@@ -242,6 +247,36 @@ class MutatingProxy:
         await send(
             {"type": "http.response.body", "body": b"".join(e.encode() for e in tail), "more_body": False}
         )
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _image_urls(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [u for k, v in value.items() if k != "image_url" for u in _image_urls(v)]
+        image = value.get("image_url")
+        if isinstance(image, dict) and isinstance(image.get("url"), str):
+            found.append(image["url"])
+        return found
+    if isinstance(value, list):
+        return [u for v in value for u in _image_urls(v)]
+    return []
+
+
+async def _touch_image_hosts(body: Any) -> None:
+    """Open (and at once close) a TCP connection to each http(s) image URL's host: the address was touched."""
+    for url in _image_urls(body):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            continue
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), 1.0)
+        except (OSError, TimeoutError):
+            continue
+        writer.close()
 
 
 def mutant_side(mutant: Mutant) -> Side:
