@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.runner import Outcome, variant_label
+from harness.outcomes import variant_label
+from harness.runner import Outcome
 from harness.spec.model import Rule
 
 EXCERPT = 2000

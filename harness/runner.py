@@ -22,15 +22,13 @@ import httpx
 
 from harness import __version__
 from harness.checks import Violation, run_checks
+from harness.errors import HarnessError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.replay_client import ReplayClient, ReplayError
+from harness.outcomes import FAIL, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN, OutcomeName
+from harness.replay.client import ReplayClient, ReplayError
 from harness.spec.model import RESERVED, ROLE_RE, Rule
 
-OutcomeName = Literal["PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR"]
-OUTCOMES: tuple[OutcomeName, ...] = ("PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR")
-
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
-MARKER_RE = re.compile(r"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
 _IMAGES_REF = "${images_url}"
 
 
@@ -58,10 +56,6 @@ class Outcome:
     exchange: Exchange | None = None
     duration: float = 0.0
     diagnostics: tuple[Mapping[str, Any], ...] = ()
-
-
-def variant_label(variant: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={json.dumps(v)}" for k, v in variant.items())
 
 
 def rule_selected(rule: Rule, patterns: Sequence[str]) -> bool:
@@ -305,10 +299,10 @@ def _join_headers(items: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 def _judge(rule: Rule, violations: Sequence[Violation], strict: bool) -> OutcomeName:
     if not violations:
-        return "PASS"
+        return PASS
     if rule.level == "MUST" or strict:
-        return "FAIL"
-    return "WARN"
+        return FAIL
+    return WARN
 
 
 def _exchange_once(
@@ -376,7 +370,7 @@ def run_rule(
     started = time.monotonic()
     reason = not_applicable_reason(rule, target)
     if reason is not None:
-        return Outcome(rule.id, variant, "NOT_APPLICABLE", reason=reason)
+        return Outcome(rule.id, variant, NOT_APPLICABLE, reason=reason)
     use_replay = replay if target.upstream_mode == "replay" else None
     wall_started = time.time()  # replay diagnostics carry the (same host) wall time they were made at
     exchange: Exchange | None = None
@@ -387,22 +381,23 @@ def run_rule(
             companion = _exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)
         violations = tuple(run_checks(expect, exchange))
-    except ReplayError as exc:
+    except HarnessError as exc:  # the suite's own fault (replay upstream, rule data): never the gateway's
+        where = "replay upstream: " if isinstance(exc, ReplayError) else ""
         return Outcome(
             rule.id,
             variant,
-            "HARNESS_ERROR",
-            reason=f"replay upstream: {exc}",
+            HARNESS_ERROR,
+            reason=f"{where}{type(exc).__name__}: {exc}",
             exchange=exchange,
             duration=time.monotonic() - started,
         )
-    except Exception as exc:  # the suite's own fault, reported as such with its traceback
+    except Exception as exc:  # a bug of the suite: HARNESS_ERROR with its traceback, never silent
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Outcome(
             rule.id,
             variant,
-            "HARNESS_ERROR",
-            reason=f"{type(exc).__name__}: {exc}\n{detail}",
+            HARNESS_ERROR,
+            reason=f"internal error (a bug in gateway-conformance) {type(exc).__name__}: {exc}\n{detail}",
             exchange=exchange,
             duration=time.monotonic() - started,
         )
@@ -438,8 +433,6 @@ def iter_variants(rule: Rule) -> Iterator[dict[str, Any]]:
 
 
 __all__ = [
-    "MARKER_RE",
-    "OUTCOMES",
     "RESERVED",
     "Outcome",
     "OutcomeName",
@@ -455,5 +448,4 @@ __all__ = [
     "rule_selected",
     "run_rule",
     "send",
-    "variant_label",
 ]

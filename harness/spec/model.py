@@ -15,7 +15,9 @@ RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
 # Expectation keys that only make sense for a streamed answer.
 STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
 # Expectation keys that read what the replay upstream saw or served.
-UPSTREAM_KEYS = frozenset({"upstream", "upstream_calls", "upstream_headers", "upstream_schema", "usage"})
+UPSTREAM_SIDE_EXPECTATIONS = frozenset(
+    {"upstream", "upstream_calls", "upstream_headers", "upstream_schema", "usage"}
+)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cassette import load_named
 from harness.checks.matchers import find
 from harness.paths import cassettes_dir
+from harness.replay.cassette import load_named
 from harness.spec import load_rule_file, rule_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def test_openai_cassettes_are_openai_compatible(path: Path) -> None:
     `data: [DONE]`; non-streamed answers are chat.completion objects or error envelopes."""
     import json
 
-    from harness.cassette import endpoint_kind
+    from harness.replay.cassette import endpoint_kind
 
     cassette = load_named(f"openai/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "openai"

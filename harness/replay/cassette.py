@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 import yaml
 from vcr.serializers import yamlserializer
 
+from harness.errors import HarnessError
+
 CASSETTE_FORMAT_VERSION = 1
 
 EndpointKind = Literal["anthropic.messages", "openai.chat"]
@@ -53,7 +55,7 @@ REDACTED = "<REDACTED>"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class CassetteError(Exception):
+class CassetteError(HarnessError):
     """A cassette that cannot be used: missing, unreadable, wrong version, bad provenance, or holding a secret."""
 
     def __init__(self, file: str | Path, problem: str) -> None:

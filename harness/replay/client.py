@@ -12,10 +12,11 @@ from typing import Any
 
 import httpx
 
+from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
 
 
-class ReplayError(Exception):
+class ReplayError(HarnessFailure):
     """The replay upstream refused a request, answered nonsense, or could not be reached."""
 
     def __init__(self, message: str, status: int | None = None) -> None:

@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, cast
 
-from harness.report import verdict
+from harness.outcomes import OUTCOME_ORDER, PROBLEMS, overall_verdict, variant_label, verdict
 from harness.sse import decode
 
-OUTCOME_ORDER = ("FAIL", "XPASS", "HARNESS_ERROR", "WARN", "XFAIL", "PASS", "NOT_APPLICABLE", "SKIP")
-PROBLEMS = frozenset({"FAIL", "WARN", "HARNESS_ERROR", "XPASS"})
 VERDICT_TEXT = {
     "PASS": "every rule as expected",
     "FAIL": "unexpected failures",
@@ -35,11 +33,6 @@ def esc(value: Any) -> str:
 def short_json(value: Any, limit: int = 400) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def variant_label(variant: Mapping[str, Any]) -> str:
-    # The same spelling as harness.runner.variant_label (not imported: that module pulls in httpx).
-    return ",".join(f"{k}={json.dumps(v)}" for k, v in variant.items())
 
 
 def run_date(documents: Sequence[Mapping[str, Any]]) -> str:
@@ -538,11 +531,6 @@ def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[
         '<table class="rules" id="rules"><thead><tr><th>outcome</th><th>rule</th><th>level</th><th>area</th>'
         f"<th>what it checks</th><th>time</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
-
-
-def overall_verdict(documents: Sequence[Mapping[str, Any]]) -> str:
-    verdicts = {verdict(d) for d in documents}
-    return next((v for v in ("INCOMPLETE", "FAIL") if v in verdicts), "PASS")
 
 
 def _header(documents: Sequence[Mapping[str, Any]]) -> str:
