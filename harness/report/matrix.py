@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.outcomes import variant_label
-from harness.report.html import CSS, chip, esc, run_date, short_json
+from harness.report.assets import CSS
+from harness.report.atoms import chip, esc, run_date, short_json
 
 NOT_RUN = (
     "NOT_RUN"  # the gateway could not be judged on this profile's catalog (did not start, pytest failed)

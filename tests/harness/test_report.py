@@ -19,7 +19,8 @@ from harness.outcomes import verdict
 from harness.paths import schema_path
 from harness.replay import ReplayServer
 from harness.report import badge_svg, markdown_summary, write_reports
-from harness.report.html import certificate_html, parse_path
+from harness.report.html import certificate_html
+from harness.report.panes import parse_path
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 EVIL = '<script>alert("pwned")</script>'
