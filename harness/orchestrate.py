@@ -310,6 +310,27 @@ def _run_column(
     return Column(name, tuple(documents), errors, url)
 
 
+def _reference_column(
+    profile: str, catalogs: Sequence[str], out_dir: Path, key: str, upstream: str, extra: Sequence[str]
+) -> Column:
+    """The embedded reference gateway in `profile`, judged on every catalog."""
+    name = f"reference ({profile})"
+    column_dir = out_dir / _slug(name)
+    try:
+        with reference_gateway(profile, upstream, key, column_dir / "gateway.log") as url:
+            maps = {catalog: reference_model_map(profile, catalog) for catalog in catalogs}
+            features = embedded_features(profile)
+            return _run_column(name, url, catalogs, column_dir, key, upstream, extra, features, maps)
+    except HarnessFailure as exc:
+        # _run_column catches its own failures: what reaches here is the gateway failing to start.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        # The first line says what happened, the log's last line usually why.
+        why = (
+            "did not start: " + " … ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else "did not start"
+        )
+        return Column(name, (), dict.fromkeys(catalogs, why))
+
+
 def run_matrix(
     out_dir: Path,
     profiles: Sequence[str] | None = None,
@@ -344,34 +365,7 @@ def run_matrix(
     columns: list[Column] = []
     with replay_upstream(replay_port, replay_url) as upstream:
         for profile in selected if with_reference else []:
-            name = f"reference ({profile})"
-            column_dir = out_dir / _slug(name)
-            try:
-                with reference_gateway(profile, upstream, ref_key, column_dir / "gateway.log") as url:
-                    maps = {catalog: reference_model_map(profile, catalog) for catalog in catalogs}
-                    columns.append(
-                        _run_column(
-                            name,
-                            url,
-                            catalogs,
-                            column_dir,
-                            ref_key,
-                            upstream,
-                            extra,
-                            embedded_features(profile),
-                            maps,
-                        )
-                    )
-            except HarnessFailure as exc:
-                # _run_column catches its own failures: what reaches here is the gateway failing to start.
-                lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-                # The first line says what happened, the log's last line usually why.
-                why = (
-                    "did not start: " + " … ".join(dict.fromkeys([lines[0], lines[-1]]))
-                    if lines
-                    else "did not start"
-                )
-                columns.append(Column(name, (), dict.fromkeys(catalogs, why)))
+            columns.append(_reference_column(profile, catalogs, out_dir, ref_key, upstream, extra))
         for name, url in gateways.items():
             columns.append(_run_column(name, url, catalogs, out_dir / _slug(name), key, upstream, extra, ()))
     return columns

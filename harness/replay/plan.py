@@ -130,6 +130,49 @@ def _recut(pieces: list[tuple[float, bytes]], sizes: list[int]) -> list[tuple[fl
     return out
 
 
+def _sse_pieces(
+    body: bytes,
+    upstream: Mapping[str, Any],
+    fault: Mapping[str, Any],
+    kind: str | None,
+    applied: dict[str, Any],
+) -> list[tuple[float, bytes]]:
+    """A stream's events as (delay, bytes): a mid-stream error injected, paced, paused."""
+    events = split_events(body)
+    if "error_after_events" in fault:
+        n = int(fault["error_after_events"])
+        err = fault.get("error") or DEFAULT_STREAM_ERROR
+        events = [*events[:n], error_event(kind, err)]
+        applied["error_after_events"] = n
+        applied["error"] = err
+    pacing = float(upstream.get("pacing") or 0)
+    pause = fault.get("pause_after_events")
+    pieces = []
+    for i, ev in enumerate(events):
+        delay = pacing if i > 0 else 0.0
+        if pause and i == int(pause["events"]):
+            delay += float(pause["seconds"])
+            applied["pause_after_events"] = pause
+        pieces.append((delay, ev))
+    if pause and int(pause["events"]) >= len(events):  # pause after the last event, before the end
+        pieces.append((float(pause["seconds"]), b""))
+        applied["pause_after_events"] = pause
+    return pieces
+
+
+def _cut_at(pieces: list[tuple[float, bytes]], limit: int) -> list[tuple[float, bytes]]:
+    """The pieces up to `limit` bytes in all (drop_after_bytes)."""
+    kept: list[tuple[float, bytes]] = []
+    sent = 0
+    for delay, data in pieces:
+        if sent >= limit:
+            break
+        take = data[: limit - sent]
+        kept.append((delay, take))
+        sent += len(take)
+    return kept
+
+
 def plan_answer(answer: Answer, upstream: Mapping[str, Any], kind: str | None) -> Plan:
     fault = dict(upstream.get("fault") or {})
     applied: dict[str, Any] = {}
@@ -141,46 +184,14 @@ def plan_answer(answer: Answer, upstream: Mapping[str, Any], kind: str | None) -
         applied.update({k: fault[k] for k in ("status", "body", "headers") if k in fault})
 
     body = answer.body
-    if answer.sse:
-        events = split_events(body)
-        if "error_after_events" in fault:
-            n = int(fault["error_after_events"])
-            err = fault.get("error") or DEFAULT_STREAM_ERROR
-            events = [*events[:n], error_event(kind, err)]
-            applied["error_after_events"] = n
-            applied["error"] = err
-        pacing = float(upstream.get("pacing") or 0)
-        pause = fault.get("pause_after_events")
-        pieces = []
-        for i, ev in enumerate(events):
-            delay = pacing if i > 0 else 0.0
-            if pause and i == int(pause["events"]):
-                delay += float(pause["seconds"])
-                applied["pause_after_events"] = pause
-            pieces.append((delay, ev))
-        if pause and int(pause["events"]) >= len(events):  # pause after the last event, before the end
-            pieces.append((float(pause["seconds"]), b""))
-            applied["pause_after_events"] = pause
-    else:
-        pieces = [(0.0, body)]
-
+    pieces = _sse_pieces(body, upstream, fault, kind, applied) if answer.sse else [(0.0, body)]
     rechunk = upstream.get("rechunk")
     if rechunk:
         pieces = _recut(pieces, [1] if rechunk == "bytewise" else [int(s) for s in rechunk])
-
-    abort = False
-    if "drop_after_bytes" in fault:
-        limit = int(fault["drop_after_bytes"])
-        kept: list[tuple[float, bytes]] = []
-        sent = 0
-        for delay, data in pieces:
-            if sent >= limit:
-                break
-            take = data[: limit - sent]
-            kept.append((delay, take))
-            sent += len(take)
-        pieces, abort = kept, True
-        applied["drop_after_bytes"] = limit
+    abort = "drop_after_bytes" in fault
+    if abort:
+        pieces = _cut_at(pieces, int(fault["drop_after_bytes"]))
+        applied["drop_after_bytes"] = int(fault["drop_after_bytes"])
 
     if answer.sse:
         headers.pop("content-length", None)  # chunked: the server frames each piece

@@ -290,6 +290,77 @@ def _diff_note(marks: Marks) -> str:
     )
 
 
+def _marked_calls(
+    upstream: Sequence[Mapping[str, Any]],
+    marks: dict[str | int, Marks],
+    client_body: Any,
+    client_marks: Marks,
+) -> list[tuple[Mapping[str, Any], Marks]]:
+    """Each upstream call with its marks; the client pane shows what the last call (the one rules read
+    by default) lacks."""
+    calls: list[tuple[Mapping[str, Any], Marks]] = []
+    for i, call in enumerate(upstream):
+        call_marks = marks.get(i, Marks())
+        call_marks.headers |= marks["upstream"].headers
+        ok_call, call_body = _parse_json(call.get("body") or "")
+        if client_body is not _MISSING and ok_call:
+            into = client_marks if i == len(upstream) - 1 else Marks()
+            compare(client_body, call_body, (), into, call_marks)
+        calls.append((call, call_marks))
+    return calls
+
+
+def _served_html(served: Any, label: str) -> str:
+    if not isinstance(served, Mapping):
+        return f'<div class="call"><p class="line">{label}(no record of what was served)</p></div>'
+    source = served.get("cassette") or "an injected fault"
+    if served.get("interaction") is not None:
+        source = f"{source} #{served['interaction']}"
+    return (
+        f'<div class="call"><p class="line">{label}status {esc(served.get("status"))} '
+        f'<span class="muted">from {esc(source)}</span></p>'
+        f"{headers_html(served.get('headers') or {}, Marks())}"
+        f"{body_html(served.get('body'), served.get('headers') or {}, Marks())}</div>"
+    )
+
+
+def _upstream_panes(upstream: Any, calls: list[tuple[Mapping[str, Any], Marks]]) -> tuple[str, str]:
+    """Panes 2 and 3: the requests the gateway sent upstream, and what the replay served for each."""
+    if upstream is None:
+        muted = '<p class="muted">Not observable: no replay upstream (live mode).</p>'
+        return muted, muted
+    if not upstream:
+        return (
+            '<p class="muted">The gateway made no upstream request for this case.</p>',
+            '<p class="muted">Nothing was served.</p>',
+        )
+    reqs, answers = [], []
+    for i, (call, call_marks) in enumerate(calls):
+        label = f'<span class="callno">call {i}</span> ' if len(calls) > 1 else ""
+        reqs.append(
+            f'<div class="call"><p class="line">{label}{esc(call.get("method", ""))} '
+            f"{esc(call.get('path', ''))}</p>{headers_html(call.get('headers') or {}, call_marks)}"
+            f"{_diff_note(call_marks)}{body_html(call.get('body'), call.get('headers') or {}, call_marks)}"
+            f"</div>"
+        )
+        answers.append(_served_html(call.get("served"), label))
+    return "".join(reqs), "".join(answers)
+
+
+def _gateway_pane(response: Mapping[str, Any], marks: Marks) -> str:
+    status = response.get("status")
+    head = f"status {esc(status)}" if status is not None else "no response"
+    extras = [f"{float(response['elapsed']):.2f}s"] if response.get("elapsed") is not None else []
+    if response.get("truncated"):
+        extras.append("truncated")
+    line_cls = " hit" if marks.status else ""
+    gateway = f'<p class="line{line_cls}">{head} <span class="muted">{esc(" · ".join(extras))}</span></p>'
+    if response.get("transport_error"):
+        gateway += f'<p class="line hit">{esc(response["transport_error"])}</p>'
+    headers = response.get("headers") or {}
+    return gateway + headers_html(headers, marks) + body_html(response.get("body"), headers, marks)
+
+
 def panes_html(result: Mapping[str, Any]) -> str:
     """Client request → gateway → upstream request → upstream answer → gateway answer, marked."""
     exchange = result.get("exchange")
@@ -297,79 +368,18 @@ def panes_html(result: Mapping[str, Any]) -> str:
         return '<p class="muted">No exchange was recorded for this result.</p>'
     marks = violation_marks(result.get("violations") or [])
     request = exchange.get("request") or {}
-    response = exchange.get("response") or {}
     upstream = exchange.get("upstream")
     client_marks = Marks()
     ok_client, client_body = _parse_json(request.get("body") or "")
-
-    calls: list[tuple[Mapping[str, Any], Marks]] = []
-    for i, call in enumerate(upstream or []):
-        call_marks = marks.get(i, Marks())
-        call_marks.headers |= marks["upstream"].headers
-        ok_call, call_body = _parse_json(call.get("body") or "")
-        if ok_client and ok_call:
-            # The client pane shows what the last call (the one rules read by default) lacks.
-            compare(
-                client_body,
-                call_body,
-                (),
-                client_marks if i == len(upstream or []) - 1 else Marks(),
-                call_marks,
-            )
-        calls.append((call, call_marks))
-
+    calls = _marked_calls(upstream or [], marks, client_body if ok_client else _MISSING, client_marks)
     client = (
         f'<p class="line">{esc(request.get("method", ""))} {esc(request.get("url", ""))}</p>'
         f"{headers_html(request.get('headers') or {}, Marks())}"
         f"{_diff_note(client_marks)}{body_html(request.get('body'), request.get('headers') or {}, client_marks)}"
     )
-
     banner = "".join(f'<p class="line hit">{esc(note)}</p>' for note in marks["upstream"].notes)
-    if upstream is None:
-        up_req = up_ans = '<p class="muted">Not observable: no replay upstream (live mode).</p>'
-    elif not upstream:
-        up_req = '<p class="muted">The gateway made no upstream request for this case.</p>'
-        up_ans = '<p class="muted">Nothing was served.</p>'
-    else:
-        reqs, answers = [], []
-        for i, (call, call_marks) in enumerate(calls):
-            label = f'<span class="callno">call {i}</span> ' if len(calls) > 1 else ""
-            reqs.append(
-                f'<div class="call"><p class="line">{label}{esc(call.get("method", ""))} '
-                f"{esc(call.get('path', ''))}</p>{headers_html(call.get('headers') or {}, call_marks)}"
-                f"{_diff_note(call_marks)}{body_html(call.get('body'), call.get('headers') or {}, call_marks)}"
-                f"</div>"
-            )
-            served = call.get("served")
-            if not isinstance(served, Mapping):
-                answers.append(
-                    f'<div class="call"><p class="line">{label}(no record of what was served)</p></div>'
-                )
-                continue
-            source = served.get("cassette") or "an injected fault"
-            if served.get("interaction") is not None:
-                source = f"{source} #{served['interaction']}"
-            answers.append(
-                f'<div class="call"><p class="line">{label}status {esc(served.get("status"))} '
-                f'<span class="muted">from {esc(source)}</span></p>'
-                f"{headers_html(served.get('headers') or {}, Marks())}"
-                f"{body_html(served.get('body'), served.get('headers') or {}, Marks())}</div>"
-            )
-        up_req, up_ans = "".join(reqs), "".join(answers)
-
-    status = response.get("status")
-    head = f"status {esc(status)}" if status is not None else "no response"
-    extras = [f"{float(response['elapsed']):.2f}s"] if response.get("elapsed") is not None else []
-    if response.get("truncated"):
-        extras.append("truncated")
-    line_cls = " hit" if marks["response"].status else ""
-    gateway = f'<p class="line{line_cls}">{head} <span class="muted">{esc(" · ".join(extras))}</span></p>'
-    if response.get("transport_error"):
-        gateway += f'<p class="line hit">{esc(response["transport_error"])}</p>'
-    gateway += headers_html(response.get("headers") or {}, marks["response"]) + body_html(
-        response.get("body"), response.get("headers") or {}, marks["response"]
-    )
-
+    up_req, up_ans = _upstream_panes(upstream, calls)
+    gateway = _gateway_pane(exchange.get("response") or {}, marks["response"])
     return (
         '<div class="panes">'
         + _pane("1", "Client request", "harness → gateway", "p1", client)
