@@ -70,6 +70,7 @@ def call_from_wire(raw: Mapping[str, Any]) -> UpstreamCall:
         body=body,
         json=_parse_json(body),
         served=_served(raw.get("served")),
+        query=str(raw.get("query") or ""),
     )
 
 

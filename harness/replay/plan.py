@@ -69,15 +69,43 @@ def split_events(body: bytes) -> list[bytes]:
     return events
 
 
+# Gemini's canonical status for an HTTP status (google.rpc.Code names, as the Gemini API sends them).
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def _gemini_error(status: int, message: str) -> dict[str, Any]:
+    code = _GEMINI_STATUS.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+    return {"error": {"code": status, "message": message, "status": code}}
+
+
 def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
+    """A mid-stream error in the provider's own framing (Anthropic `event: error`, OpenAI and Gemini a data line)."""
     if kind == "openai.chat":
         err = {"message": error.get("message", ""), "type": error.get("type"), "param": None, "code": None}
         return b"data: " + json.dumps({"error": err}).encode() + b"\n\n"
+    if kind == "gemini.generate":
+        status = error.get("code") if isinstance(error.get("code"), int) else 503
+        body = _gemini_error(int(status), str(error.get("message", "")))
+        return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
     return b"event: error\ndata: " + json.dumps({"type": "error", "error": dict(error)}).encode() + b"\n\n"
 
 
 def error_body(kind: str | None, status: int, message: str, error_type: str | None = None) -> bytes:
-    """A provider-style error envelope: OpenAI's on the chat channel, Anthropic's elsewhere."""
+    """A provider-style error envelope: OpenAI's on the chat channel, Gemini's on generateContent,
+    Anthropic's elsewhere."""
+    if kind == "gemini.generate":
+        return json.dumps(_gemini_error(status, message)).encode()
     etype = error_type or _ANTHROPIC_ERROR_TYPES.get(
         status, "api_error" if status >= 500 else "invalid_request_error"
     )
