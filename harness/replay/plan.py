@@ -95,8 +95,8 @@ def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
         err = {"message": error.get("message", ""), "type": error.get("type"), "param": None, "code": None}
         return b"data: " + json.dumps({"error": err}).encode() + b"\n\n"
     if kind == "gemini.generate":
-        status = error.get("code") if isinstance(error.get("code"), int) else 503
-        body = _gemini_error(int(status), str(error.get("message", "")))
+        code = error.get("code")
+        body = _gemini_error(code if isinstance(code, int) else 503, str(error.get("message", "")))
         return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
     return b"event: error\ndata: " + json.dumps({"type": "error", "error": dict(error)}).encode() + b"\n\n"
 
