@@ -381,23 +381,12 @@ def run_rule(
             companion = _exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)
         violations = tuple(run_checks(expect, exchange))
-    except HarnessError as exc:  # the suite's own fault (replay upstream, rule data): never the gateway's
-        where = "replay upstream: " if isinstance(exc, ReplayError) else ""
+    except Exception as exc:
         return Outcome(
             rule.id,
             variant,
             HARNESS_ERROR,
-            reason=f"{where}{type(exc).__name__}: {exc}",
-            exchange=exchange,
-            duration=time.monotonic() - started,
-        )
-    except Exception as exc:  # a bug of the suite: HARNESS_ERROR with its traceback, never silent
-        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return Outcome(
-            rule.id,
-            variant,
-            HARNESS_ERROR,
-            reason=f"internal error (a bug in gateway-conformance) {type(exc).__name__}: {exc}\n{detail}",
+            reason=_harness_fault(exc),
             exchange=exchange,
             duration=time.monotonic() - started,
         )
@@ -411,6 +400,16 @@ def run_rule(
         duration=time.monotonic() - started,
         diagnostics=diagnostics,
     )
+
+
+def _harness_fault(exc: Exception) -> str:
+    """Why a rule is HARNESS_ERROR: a HarnessError's message (the suite's own fault: replay upstream,
+    rule data), or for anything else a bug of the suite, with its traceback — never silent."""
+    if isinstance(exc, HarnessError):
+        where = "replay upstream: " if isinstance(exc, ReplayError) else ""
+        return f"{where}{type(exc).__name__}: {exc}"
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return f"internal error (a bug in gateway-conformance) {type(exc).__name__}: {exc}\n{detail}"
 
 
 def _body_streams(rule: Rule) -> bool:

@@ -190,7 +190,7 @@ def scrub(interaction: Interaction) -> Interaction:
     resp = interaction.response
     body = _redact_body(req.body)
     return Interaction(
-        request=replace(req, headers=scrub_headers(req.headers), body=body, json=_parse_json(body)),
+        request=replace(req, headers=scrub_headers(req.headers), body=body, json=parse_json_body(body)),
         response=replace(
             resp,
             headers=scrub_headers(resp.headers, drop=ACCOUNT_HEADERS),
@@ -310,7 +310,8 @@ def _body_bytes(raw: Any) -> bytes:
     return b"".join(x if isinstance(x, bytes) else str(x).encode() for x in raw)
 
 
-def _parse_json(body: bytes) -> Any:
+def parse_json_body(body: bytes) -> Any:
+    """The JSON value of a body, or None when it is empty or not JSON."""
     if not body:
         return None
     try:
@@ -338,7 +339,7 @@ def _interaction(item: Any, path: Path, index: int) -> Interaction:
         path=_uri_path(uri),
         headers=_headers(req.get("headers"), path, f"{where}.request"),
         body=body,
-        json=_parse_json(body),
+        json=parse_json_body(body),
     )
     status = resp.get("status")
     if not isinstance(status, dict) or not isinstance(status.get("code"), int):
