@@ -13,7 +13,7 @@ from typing import Literal
 from reference_gateway.errors import ErrorType, GatewayError
 
 Action = Literal["forward", "drop", "refuse"]
-UsageShape = Literal["openai_cache_details", "upstream"]
+UsageShape = Literal["openai_cache_details", "upstream", "relay"]
 StreamErrorStyle = Literal["error_then_done", "error_only"]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # Upstream failures: `translate` maps them to the profile's own errors; `forward` passes status and body on
