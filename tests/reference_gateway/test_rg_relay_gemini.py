@@ -473,3 +473,40 @@ def test_stream_error_event_maps_its_status() -> None:
     )
     assert items[-1]["error"]["type"] == "rate_limit_error"
     assert DONE not in items
+
+
+# ------------------------------------------------------------------------------------------- the SDK's types
+
+# The official google-genai types forbid unknown fields: what the adapter sends must be exactly Gemini's wire.
+genai_types = pytest.importorskip("google.genai.types")
+_REQUEST_TYPES = {
+    "contents": "Content",
+    "systemInstruction": "Content",
+    "tools": "Tool",
+    "toolConfig": "ToolConfig",
+    "generationConfig": "GenerationConfig",
+}
+
+
+def validate_request(body: dict[str, Any]) -> None:
+    for key, value in body.items():
+        model = getattr(genai_types, _REQUEST_TYPES[key])
+        for item in value if isinstance(value, list) else [value]:
+            model.model_validate(item)
+
+
+@pytest.mark.parametrize("body", [r[1] for r in REQUESTS], ids=[r[0] for r in REQUESTS])
+def test_requests_validate_against_the_google_genai_types(body: dict[str, Any]) -> None:
+    validate_request(chat_to_gemini(body).body)
+
+
+def test_tools_validate_only_once_cleaned() -> None:
+    body = chat_to_gemini({"messages": USER, "tools": [TOOL], "tool_choice": "required"}).body
+    validate_request(body)
+    with pytest.raises(ValueError):
+        genai_types.Schema.model_validate(SCHEMA)  # the raw schema: $schema and additionalProperties rejected
+
+
+@pytest.mark.parametrize("wire", [a[1] for a in ANSWERS], ids=[a[0] for a in ANSWERS])
+def test_answer_fixtures_are_gemini_responses(wire: dict[str, Any]) -> None:
+    genai_types.GenerateContentResponse.model_validate(wire)
