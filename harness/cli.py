@@ -1,4 +1,5 @@
-"""`gateway-conformance certify | serve-upstream`: the commands a user runs.
+"""`gateway-conformance`: argument parsing only; the work is in harness.orchestrate, harness.report and
+harness.replay.
 
 Exit codes: 0 all as expected, 1 unexpected failures, 2 the harness itself failed, 3 bad configuration.
 """
@@ -6,238 +7,52 @@ Exit codes: 0 all as expected, 1 unexpected failures, 2 the harness itself faile
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
-import secrets
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
-KEY_ENV = "GC_GATEWAY_KEY"
+from harness import __version__
+from harness.errors import ConfigError, HarnessError, HarnessFailure
+from harness.options import add_certify_options, forwarded_args
+from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
 
-
-class ConfigError(Exception):
-    """Bad configuration: exit 3 with this message."""
-
-
-class HarnessFailure(Exception):
-    """The suite itself could not do its job: exit 2 with this message."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass(frozen=True)
-class Run:
-    """One profile certified against one gateway."""
-
-    profile: str
-    gateway_url: str
-    description: str
-    replay_url: str | None
-    features: tuple[str, ...]
-    model_map: str | None = None
-    upstream: str = "replay"
-
-
-# --- the embedded reference gateway --------------------------------------------------------------
-
-
-# What the embedded reference gateway is started with, per profile, declared to the rules as features:
-# it may fetch images from the harness's loopback file server; its lyrouter workspace has a Default Model.
-EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
-    "ezat": ("loopback-downloads",),
-    "lyrouter": ("loopback-downloads", "workspace-default-model"),
+VERDICT_LINE = {
+    0: "verdict: all rules as expected",
+    1: "verdict: unexpected failures",
+    2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
 }
 
 
-def embedded_features(profile: str) -> tuple[str, ...]:
-    return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
+# --- certify --------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> Iterator[str]:
-    """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
-    port = _free_port()
-    env = {**os.environ, "REFERENCE_GATEWAY_API_KEYS": key, "ANTHROPIC_API_KEY": "gc-replay-upstream-key"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "reference_gateway",
-        "--profile",
-        profile,
-        "--upstream-url",
-        upstream_url,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--allow-image-host",
-        "127.0.0.1",
-    ]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        try:
-            _wait_healthy(f"http://127.0.0.1:{port}/healthz", proc, log)
-            yield f"http://127.0.0.1:{port}/openai/v1"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-            raise HarnessFailure(f"the reference gateway exited with code {proc.returncode}:\n{tail}")
-        try:
-            if httpx.get(url, timeout=1.0, trust_env=False).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise HarnessFailure(
-        f"the reference gateway did not become healthy at {url} within {timeout:g}s (log: {log})"
+def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = sub.add_parser(
+        "certify",
+        help="run the rules and write a report (default: the embedded reference gateway, every profile)",
+        description="Run the rules and write a report folder (results.json, junit.xml, summary.md, "
+        "certificate.html, badge.svg). Without --gateway-url: the embedded reference gateway, every profile.",
     )
-
-
-# --- running the rules ------------------------------------------------------------------------------
-
-
-def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -> dict[str, Any]:
-    """Run one profile's catalog with the plugin in a child pytest; return its results document."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ini = out_dir / "pytest.ini"
-    # An empty ini of our own: the user's (or this repo's) pytest configuration must not leak in.
-    ini.write_text("[pytest]\n", encoding="utf-8")
-    results = out_dir / "results.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-c",
-        str(ini),
-        "--rootdir",
-        str(out_dir),
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--no-header",
-        "-rN",
-        "--gateway-url",
-        run.gateway_url,
-        "--profile",
-        run.profile,
-        "--report-json",
-        str(results),
-        "--junitxml",
-        str(out_dir / "junit.xml"),
-        "-o",
-        "junit_family=xunit2",
-        "-o",
-        f"junit_suite_name=gateway-conformance-{run.profile}",
-    ]
-    if run.upstream == "live":
-        cmd += ["--upstream", "live"]
-    elif run.replay_url:
-        cmd += ["--replay-url", run.replay_url]
-    if run.model_map:
-        cmd += ["--model-map", run.model_map]
-    for feature in run.features:
-        cmd += ["--feature", feature]
-    cmd += list(extra)
-    env = dict(os.environ)
-    env.pop(KEY_ENV, None)
-    if key:
-        env[KEY_ENV] = key
-    proc = subprocess.run(cmd, env=env, check=False)
-    if proc.returncode in (3, 4) or not results.is_file():
-        raise HarnessFailure(
-            f"pytest could not run the {run.profile} catalog (exit {proc.returncode}); "
-            f"command: {' '.join(cmd)}"
-        )
-    document: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
-    document["target"]["description"] = run.description
-    results.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return document
-
-
-def summarize(documents: Sequence[dict[str, Any]]) -> str:
-    """A plain-text table per profile and area: pass, fail, warn, n/a, harness errors."""
-    header = f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'n/a':>5} {'error':>6}"
-    lines = [header, "-" * len(header)]
-    for doc in documents:
-        areas: dict[str, dict[str, int]] = {}
-        for result in doc["results"]:
-            counts = areas.setdefault(result["area"], {})
-            counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
-        rows = [*sorted(areas.items()), ("(all)", doc["totals"])]
-        for area, c in rows:
-            lines.append(
-                f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
-                f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6}"
-            )
-    return "\n".join(lines)
-
-
-def exit_code(documents: Sequence[dict[str, Any]]) -> int:
-    if any(d["totals"].get("HARNESS_ERROR", 0) or d.get("collection_errors", 0) for d in documents):
-        return EXIT_HARNESS
-    if any(
-        d["totals"].get("FAIL", 0) or d["totals"].get("XPASS", 0) or d.get("expectation_problems")
-        for d in documents
-    ):
-        return EXIT_FAILURES
-    return EXIT_OK
-
-
-def profiles_with_rules() -> list[str]:
-    from harness.paths import specs_dir
-    from harness.spec import rule_files
-    from harness.spec.loader import available_profiles
-
-    return [p for p in available_profiles() if any(rule_files(specs_dir() / p))]
+    add_certify_options(c)
+    c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
+    c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
+    c.set_defaults(func=certify)
 
 
 def certify(args: argparse.Namespace) -> int:
-    from harness.paths import cassettes_dir
+    from harness import orchestrate
+    from harness.report import write_reports
+    from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
     known = available_profiles()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
-    extra = [a for rule in args.rule for a in ("--rule", rule)]
-    if args.strict:
-        extra.append("--strict-rules")
-    if args.workers:
-        extra += ["-n", str(args.workers)]
-    if args.expectations:
-        if not Path(args.expectations).is_file():
-            raise ConfigError(f"--expectations {args.expectations}: no such file")
-        extra += ["--expectations", str(Path(args.expectations).resolve())]
-    if args.write_expectations:
-        extra += ["--write-expectations", str(Path(args.write_expectations).resolve())]
-    documents: list[dict[str, Any]] = []
-
+    extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
+    if args.expectations and not Path(args.expectations).is_file():
+        raise ConfigError(f"--expectations {args.expectations}: no such file")
     if args.gateway_url:
         if not args.profile or len(args.profile) != 1:
             raise ConfigError("--gateway-url needs exactly one --profile NAME")
@@ -245,165 +60,221 @@ def certify(args: argparse.Namespace) -> int:
             raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
         if args.model_map and not Path(args.model_map).is_file():
             raise ConfigError(f"--model-map {args.model_map}: no such file")
+        run = orchestrate.Run(
+            profile=args.profile[0],
+            gateway_url=args.gateway_url,
+            description=args.gateway_url,
+            replay_url=args.replay_url,
+            features=tuple(args.feature),
+            model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
+            upstream=args.upstream,
+        )
         key = args.gateway_key or os.environ.get(KEY_ENV)
-        with _replay_for_target(args) as replay_url:
-            run = Run(
-                profile=args.profile[0],
-                gateway_url=args.gateway_url,
-                description=args.gateway_url,
-                replay_url=replay_url,
-                features=tuple(args.feature),
-                model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
-                upstream=args.upstream,
+        documents = [
+            orchestrate.certify_target(
+                run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
             )
-            print(
-                f"certifying {args.gateway_url} against profile {run.profile} (upstream: {args.upstream}"
-                f"{'' if not replay_url else ' at ' + replay_url})",
-                flush=True,
-            )
-            documents.append(run_pytest(run, report_dir / run.profile, key, extra))
+        ]
     else:
-        profiles = args.profile or profiles_with_rules()
+        profiles = args.profile or orchestrate.profiles_with_rules()
         unknown = [p for p in profiles if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
         if not profiles:
             raise HarnessFailure("no profile has rules to run")
-        from harness.replay import ReplayServer
-
-        key = "gc-" + secrets.token_hex(16)
-        with ReplayServer(cassettes_dir()) as replay:
-            for profile in profiles:
-                with reference_gateway(profile, replay.url, key, report_dir / profile / "gateway.log") as url:
-                    run = Run(
-                        profile=profile,
-                        gateway_url=url,
-                        description="reference gateway (embedded)",
-                        replay_url=replay.url,
-                        features=(*embedded_features(profile), *args.feature),
-                    )
-                    print(
-                        f"certifying the embedded reference gateway against profile {profile} "
-                        f"(replay upstream at {replay.url})",
-                        flush=True,
-                    )
-                    documents.append(run_pytest(run, report_dir / profile, key, extra))
-
-    from harness.report import write_reports
-
+        documents = orchestrate.certify_embedded(
+            profiles, features=args.feature, report_dir=report_dir, extra=extra
+        )
     write_reports(report_dir, documents)
     print()
     print(summarize(documents))
     print(f"\nreport: {report_dir}")
     code = exit_code(documents)
-    print(
-        {
-            EXIT_OK: "verdict: all rules as expected",
-            EXIT_FAILURES: "verdict: unexpected failures",
-            EXIT_HARNESS: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
-        }[code]
-    )
+    print(VERDICT_LINE[code])
     return code
 
 
-@contextlib.contextmanager
-def replay_upstream(port: int | None = None, url: str | None = None) -> Iterator[str]:
-    """The replay upstream to use: the one at `url`, or one served here on 127.0.0.1:`port` (0/None: free)."""
-    if url:
-        yield url.rstrip("/")
-        return
-    from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
-
-    server = ReplayServer(cassettes_dir(), port=port or 0)
-    try:
-        server.start()
-    except OSError as exc:
-        raise ConfigError(f"--replay-port {port}: {exc}") from exc
-    try:
-        yield server.url
-    finally:
-        server.stop()
+# --- serve-upstream -------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _replay_for_target(args: argparse.Namespace) -> Iterator[str | None]:
-    if args.upstream == "live":
-        yield None
-        return
-    if not args.replay_url and args.replay_port is None:
+def _serve_upstream_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve-upstream",
+        help="run the replay upstream standalone for any gateway",
+        description="Run the replay upstream (cassettes by case marker, fault injection, image fixtures) "
+        "so a gateway started by hand can be pointed at it.",
+    )
+    p.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (0 picks a free one; default 8765)"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--cassettes", type=Path, default=None, help="cassettes directory (default: the bundled cassettes/)"
+    )
+    p.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="allow binding a non-loopback address. Off by default: the control API lets anyone who can "
+        "reach it register cases and read every request the gateway forwarded, including its upstream "
+        "API key headers.",
+    )
+    p.set_defaults(func=serve_upstream)
+
+
+def serve_upstream(args: argparse.Namespace) -> int:
+    from harness import paths
+    from harness.replay.server import bind_foreground, is_loopback, serve_foreground
+
+    if not is_loopback(args.host) and not args.allow_non_loopback:
         raise ConfigError(
-            "certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
-            "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
-            "--replay-url URL, or --upstream live"
+            f"refusing to bind {args.host}: not a loopback address (pass --allow-non-loopback to "
+            "override; anyone who can reach the port can read the forwarded requests and their API key "
+            "headers)"
         )
-    with replay_upstream(args.replay_port, args.replay_url) as url:
-        yield url
+    try:
+        sock, url = bind_foreground(args.host, args.port)
+    except OSError as exc:
+        raise ConfigError(f"cannot bind {args.host}:{args.port}: {exc}") from exc
+    cassettes = args.cassettes if args.cassettes is not None else paths.cassettes_dir()
+    print(f"replay upstream listening on {url} (cassettes: {cassettes})")
+    print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")
+    print(f"  OpenAI-compatible upstream base URL:          {url}/v1")
+    print(f"  image fixtures (${{images_url}}):              {url}/__gc/files")
+    print(f"  then: pytest --gateway-url <your gateway's OpenAI base URL> --replay-url {url}")
+    print("Ctrl-C to stop.", flush=True)
+    serve_foreground(sock, cassettes)
+    print("replay upstream stopped.")
+    return EXIT_OK
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+
+def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "report",
+        help="render reports (HTML certificate, Markdown, badge) from results files",
+        description="Render the Markdown summary, HTML certificate and SVG badge from results files "
+        "(one per profile, as certify or `pytest --report-json` wrote them).",
+    )
+    p.add_argument("results", nargs="+", type=Path, help="results.json file(s)")
+    p.add_argument("--out", required=True, type=Path, help="directory to write the reports into")
+    p.set_defaults(func=report)
+
+
+def report(args: argparse.Namespace) -> int:
+    from harness.report import load_results, write_reports
+
+    documents = [load_results(path) for path in args.results]
+    try:
+        write_reports(args.out, documents)
+    except OSError as exc:
+        raise ConfigError(f"cannot write to {args.out}: {exc}") from exc
+    for name in ("summary.md", "certificate.html", "badge.svg"):
+        print(args.out / name)
+    return EXIT_OK
+
+
+# --- matrix ---------------------------------------------------------------------------------------
+
+
+def _gateway(text: str) -> tuple[str, str]:
+    name, sep, url = text.partition("=")
+    if not sep or not name or not url.startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"expected NAME=URL (the gateway's OpenAI base URL), got {text!r}")
+    return name, url
+
+
+def _matrix_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "matrix",
+        help="rule-by-gateway compatibility matrix across profiles",
+        description="Run every profile's catalog against several gateways (default: the embedded reference "
+        "gateway started in each profile) and write a rule x gateway table (matrix.html, matrix.md).",
+    )
+    p.add_argument(
+        "--profiles",
+        help="comma-separated profiles: the catalogs to run, and where to start the "
+        "reference gateway (default: all)",
+    )
+    p.add_argument(
+        "--gateway",
+        action="append",
+        type=_gateway,
+        default=[],
+        metavar="NAME=URL",
+        help="a gateway to compare (repeatable); its upstream must be the replay upstream",
+    )
+    p.add_argument(
+        "--reference", action="store_true", help="with --gateway: also the reference gateway columns"
+    )
+    p.add_argument("--gateway-key", help=f"the --gateway gateways' API key (default: ${KEY_ENV})")
+    p.add_argument("--replay-port", type=int, help="serve the replay upstream on 127.0.0.1:P")
+    p.add_argument("--replay-url", help="use a replay upstream already running")
+    p.add_argument("--rule", action="append", default=[], help="only rules whose id matches this glob")
+    p.add_argument("-n", "--workers", type=int, help="parallel workers per catalog run (pytest-xdist)")
+    p.add_argument("--out", help="where to write (default: ./gc-matrix/<UTC time>)")
+    p.set_defaults(func=matrix)
+
+
+def matrix(args: argparse.Namespace) -> int:
+    from harness.orchestrate import run_matrix
+    from harness.report.matrix import column_status, matrix_rows, write_matrix
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out_dir = Path(args.out or Path("gc-matrix") / stamp).resolve()
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()] if args.profiles else None
+    columns = run_matrix(
+        out_dir,
+        profiles,
+        dict(args.gateway),
+        args.reference or None,
+        args.rule,
+        args.gateway_key or os.environ.get(KEY_ENV),
+        args.replay_port,
+        args.replay_url,
+        args.workers,
+    )
+    write_matrix(out_dir, columns)
+    rows = matrix_rows(columns)
+    print(f"\n{len(rows)} rule variants x {len(columns)} gateways; {sum(r.differs for r in rows)} differ")
+    for column in columns:
+        print(f"  {column.name}: {column_status(column)}")
+    print(f"matrix: {out_dir / 'matrix.html'}\n        {out_dir / 'matrix.md'}")
+    # Differences are the answer, not a failure; only a matrix with nothing in it is.
+    return EXIT_OK if any(c.documents for c in columns) else EXIT_HARNESS
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+# Subcommands that parse their own arguments: "module:function" taking argv (after the name).
+DELEGATED = {
+    "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
+    "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gateway-conformance", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    c = sub.add_parser(
-        "certify",
-        help="run the rules and write a report (default: the embedded reference gateway, every profile)",
+    parser = argparse.ArgumentParser(
+        prog="gateway-conformance",
+        description="Conformance suite for OpenAI-compatible LLM gateways. " + __doc__.splitlines()[-1],
     )
-    c.add_argument("--gateway-url", help="your gateway's OpenAI base URL (e.g. http://127.0.0.1:8080/v1)")
-    c.add_argument("--gateway-key", help=f"its API key (default: ${KEY_ENV})")
-    c.add_argument(
-        "--profile", action="append", help="profile(s) to certify (repeatable; with --gateway-url: one)"
-    )
-    c.add_argument("--model-map", help="YAML mapping of model roles to your model ids")
-    c.add_argument(
-        "--replay-port", type=int, help="serve the replay upstream on 127.0.0.1:P for your gateway"
-    )
-    c.add_argument("--replay-url", help="use a replay upstream already running (serve-upstream)")
-    c.add_argument("--upstream", choices=("replay", "live"), default="replay")
-    c.add_argument("--feature", action="append", default=[], help="declare an optional feature (repeatable)")
-    c.add_argument("--rule", action="append", default=[], help="only rules whose id matches this glob")
-    c.add_argument("--strict", action="store_true", help="failed SHOULD rules fail the run")
-    c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
-    c.add_argument(
-        "--expectations", help="known failures of this gateway (XFAIL); see specs/schema/expectations"
-    )
-    c.add_argument("--write-expectations", help="write an expectations file from this run's failures")
-    c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
-
+    parser.add_argument("--version", action="version", version=f"gateway-conformance {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _certify_parser(sub)
+    _serve_upstream_parser(sub)
+    _report_parser(sub)
+    _matrix_parser(sub)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
-# Subcommands that own their arguments: "module:function" taking argv (after the name), returning an exit code.
-DELEGATED = {
-    "serve-upstream": (
-        "harness.replay:serve_upstream_main",
-        "run the replay upstream standalone for any gateway",
-    ),
-    "record": ("harness.record:main", "regenerate cassettes against a live provider"),
-    "matrix": ("harness.matrix:main", "rule-by-gateway compatibility matrix across profiles"),
-    "report": (
-        "harness.report:main",
-        "render reports (HTML certificate, Markdown, badge) from results files",
-    ),
-    "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
-}
-
-
 def _delegate(name: str, argv: list[str]) -> int:
     import importlib
 
-    target, _ = DELEGATED[name]
-    module_name, func_name = target.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        print(f"gateway-conformance: '{name}' is not available in this version", file=sys.stderr)
-        return EXIT_CONFIG
-    result: int = getattr(module, func_name)(argv)
+    module_name, func_name = DELEGATED[name][0].split(":")
+    result: int = getattr(importlib.import_module(module_name), func_name)(argv)
     return result
 
 
@@ -416,17 +287,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
+    prog = f"gateway-conformance {args.command}"
     try:
-        if args.command == "certify":
-            return certify(args)
+        code: int = args.func(args)
     except ConfigError as exc:
-        print(f"gateway-conformance: configuration error: {exc}", file=sys.stderr)
+        print(f"{prog}: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    except HarnessFailure as exc:
-        print(f"gateway-conformance: harness failure: {exc}", file=sys.stderr)
+    except HarnessError as exc:
+        print(f"{prog}: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS
-    parser.print_help()
-    return EXIT_CONFIG
+    return code
 
 
 if __name__ == "__main__":

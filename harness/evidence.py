@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.runner import Outcome, variant_label
+from harness.outcomes import variant_label
+from harness.runner import Outcome
 from harness.spec.model import Rule
 
 EXCERPT = 2000
@@ -48,7 +49,8 @@ def _upstream_text(calls: tuple[UpstreamCall, ...] | None) -> str:
         return "  (the gateway made no upstream request for this case)"
     parts = []
     for i, call in enumerate(calls):
-        parts.append(f"  [{i}] {call.method} {call.path}\n{_headers(call.headers)}\n\n    {_text(call.body)}")
+        where = f"{call.path}?{call.query}" if call.query else call.path
+        parts.append(f"  [{i}] {call.method} {where}\n{_headers(call.headers)}\n\n    {_text(call.body)}")
         if call.served is not None:
             source = call.served.cassette or "fault"
             parts.append(
@@ -108,6 +110,7 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
         return {
             "method": c.method,
             "path": c.path,
+            **({"query": c.query} if c.query else {}),
             "headers": dict(c.headers),
             "body": _text(c.body, 20000),
             "served": served,

@@ -58,6 +58,7 @@ class UpstreamCall:
     body: bytes
     json: Any = None
     served: ServedAnswer | None = None
+    query: str = ""  # the URL's query string (Gemini streams with `?alt=sse`)
 
 
 @dataclass(frozen=True)

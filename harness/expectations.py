@@ -13,8 +13,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 
-class ExpectationsError(Exception):
+
+class ExpectationsError(ConfigError):
     """An expectations file that cannot be used (bad configuration)."""
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from harness.evidence import failure_text, result_json
 from harness.expectations import apply
-from harness.runner import Outcome, rule_selected, run_rule, variant_label
+from harness.outcomes import variant_label
+from harness.runner import Outcome, rule_selected, run_rule
 from harness.spec import Rule, SpecError, load_rule_file
 
 if TYPE_CHECKING:

@@ -6,7 +6,6 @@ so installing the package never disturbs another project's pytest run.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import time
@@ -17,99 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.options import plugin_options
+from harness.outcomes import KEY_ENV
+
 if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active
     import httpx
 
     from harness.items import SpecFile
-    from harness.replay_client import ReplayClient
+    from harness.replay.client import ReplayClient
     from harness.runner import Target
     from harness.spec import Profile
 
-KEY_ENV = "GC_GATEWAY_KEY"
 SKIP_DIRS = frozenset({"schema", "coverage"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gateway-conformance", "gateway conformance (OpenAI-compatible gateways)")
-    group.addoption(
-        "--gateway-url",
-        metavar="URL",
-        help="OpenAI base URL of the gateway under test "
-        "(as an SDK takes it, e.g. http://127.0.0.1:8080/openai/v1). Enables the rules.",
-    )
-    group.addoption("--gateway-key", metavar="KEY", help=f"API key for the gateway (default: ${KEY_ENV}).")
-    group.addoption(
-        "--profile", metavar="NAME", help="which documented gateway's rules to run (ezat, lyrouter, relay)."
-    )
-    group.addoption(
-        "--model-map",
-        metavar="FILE",
-        help="YAML mapping of model roles ($MODEL, ...) to your model ids; "
-        "a role mapped to null makes its rules NOT_APPLICABLE.",
-    )
-    group.addoption(
-        "--replay-url",
-        metavar="URL",
-        help="a replay upstream that is already running (gateway-conformance serve-upstream).",
-    )
-    group.addoption(
-        "--replay-port",
-        metavar="P",
-        type=int,
-        help="serve the replay upstream on 127.0.0.1:P (point the gateway's Anthropic base URL there).",
-    )
-    group.addoption(
-        "--upstream",
-        choices=("replay", "live"),
-        default="replay",
-        help="replay: the gateway talks to the replay upstream (default); live: to real providers, "
-        "rules that need a scripted upstream are NOT_APPLICABLE.",
-    )
-    group.addoption(
-        "--rule",
-        metavar="GLOB",
-        action="append",
-        default=[],
-        help="run only rules whose id matches (repeatable), e.g. 'ezat/streaming/*'.",
-    )
-    group.addoption(
-        "--rule-timeout",
-        metavar="S",
-        type=float,
-        default=30.0,
-        help="seconds a rule may take before the gateway's answer counts as hung (default 30).",
-    )
-    group.addoption(
-        "--feature",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="declare an optional feature "
-        "the gateway has or the run allows (e.g. slow, loopback-downloads); repeatable.",
-    )
-    group.addoption(
-        "--strict-rules",
-        action="store_true",
-        dest="gc_strict",
-        help="a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).",
-    )
-    group.addoption(
-        "--expectations",
-        metavar="FILE",
-        help="known failures of this gateway (YAML, "
-        "specs/schema/expectations.schema.json): they become XFAIL; an XPASS, an expired entry or an "
-        "entry naming no rule fails the run.",
-    )
-    group.addoption(
-        "--write-expectations",
-        metavar="FILE",
-        help="write an expectations file covering this run's failures (fill in the reasons).",
-    )
-    group.addoption(
-        "--report-json",
-        metavar="PATH",
-        help="write every rule's outcome to this JSON file (specs/schema/report.schema.json).",
-    )
+    for flags, kwargs in plugin_options():
+        group.addoption(*flags, **kwargs)
 
 
 @dataclass
@@ -140,7 +64,7 @@ class SessionState:
         if self.target.replay_url is None:
             return None
         if self._replay is None:
-            from harness.replay_client import ReplayClient
+            from harness.replay.client import ReplayClient
 
             self._replay = ReplayClient(self.target.replay_url)
         return self._replay
@@ -236,7 +160,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from harness.items import STATE_KEY
     from harness.paths import specs_dir
-    from harness.replay_client import ReplayClient, ReplayError
+    from harness.replay.client import ReplayClient, ReplayError
     from harness.runner import Target
     from harness.spec import SpecError, load_profile
 
@@ -402,43 +326,28 @@ class ConformanceRun:
 
 
 def report_document(state: SessionState, collection_errors: int = 0) -> dict[str, Any]:
-    """The results file (specs/schema/report.schema.json)."""
-    from harness import __version__
-    from harness.runner import OUTCOMES
+    """The results file (specs/schema/report.schema.json) of this run."""
+    from harness.report.document import results_document
 
-    results = sorted(state.results, key=lambda r: (r["rule_id"], json.dumps(r["variant"], sort_keys=True)))
-    totals = {name: 0 for name in (*OUTCOMES, "XFAIL", "XPASS")}
-    for result in results:
-        totals[result["outcome"]] += 1
-    finished = time.time()
     target = state.target
-    return {
-        "suite": {"name": "gateway-conformance", "version": __version__},
-        "profile": {"name": state.profile.name, "doc": state.profile.doc, "title": state.profile.title},
-        "target": {
+    return results_document(
+        profile={"name": state.profile.name, "doc": state.profile.doc, "title": state.profile.title},
+        target={
             "gateway_url": target.gateway_url,
             "upstream": target.upstream_mode,
             "replay_url": target.replay_url,
-            "models": {k: v for k, v in target.models.items()},
+            "models": dict(target.models),
             "features": sorted(target.features),
             "strict": target.strict,
         },
-        "timings": {
-            "started": state.started,
-            "finished": finished,
-            "duration": round(finished - state.started, 3),
-            "rule_seconds": round(sum(r["duration"] for r in results), 3),
-        },
-        "totals": totals,
-        "collection_errors": collection_errors,
-        "expectation_problems": list(state.expectation_problems),
-        "results": results,
-    }
+        results=state.results,
+        started=state.started,
+        collection_errors=collection_errors,
+        expectation_problems=state.expectation_problems,
+    )
 
 
 def write_report(path: Path, state: SessionState, collection_errors: int = 0) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(report_document(state, collection_errors), indent=2, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
+    from harness.report.document import write_document
+
+    write_document(path, report_document(state, collection_errors))

@@ -23,15 +23,13 @@ import httpx
 from harness import __version__
 from harness import listener as listener_mod
 from harness.checks import Violation, run_checks
+from harness.errors import HarnessError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.replay_client import ReplayClient, ReplayError
+from harness.outcomes import FAIL, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN, OutcomeName
+from harness.replay.client import ReplayClient, ReplayError
 from harness.spec.model import RESERVED, ROLE_RE, Rule
 
-OutcomeName = Literal["PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR"]
-OUTCOMES: tuple[OutcomeName, ...] = ("PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR")
-
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
-MARKER_RE = re.compile(r"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
 _IMAGES_REF = "${images_url}"
 
 
@@ -59,10 +57,6 @@ class Outcome:
     exchange: Exchange | None = None
     duration: float = 0.0
     diagnostics: tuple[Mapping[str, Any], ...] = ()
-
-
-def variant_label(variant: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={json.dumps(v)}" for k, v in variant.items())
 
 
 def rule_selected(rule: Rule, patterns: Sequence[str]) -> bool:
@@ -306,10 +300,10 @@ def _join_headers(items: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 def _judge(rule: Rule, violations: Sequence[Violation], strict: bool) -> OutcomeName:
     if not violations:
-        return "PASS"
+        return PASS
     if rule.level == "MUST" or strict:
-        return "FAIL"
-    return "WARN"
+        return FAIL
+    return WARN
 
 
 def _exchange_once(
@@ -384,7 +378,7 @@ def run_rule(
     started = time.monotonic()
     reason = not_applicable_reason(rule, target)
     if reason is not None:
-        return Outcome(rule.id, variant, "NOT_APPLICABLE", reason=reason)
+        return Outcome(rule.id, variant, NOT_APPLICABLE, reason=reason)
     use_replay = replay if target.upstream_mode == "replay" else None
     wall_started = time.time()  # replay diagnostics carry the (same host) wall time they were made at
     exchange: Exchange | None = None
@@ -395,22 +389,12 @@ def run_rule(
             companion = _exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)
         violations = tuple(run_checks(expect, exchange))
-    except ReplayError as exc:
+    except Exception as exc:
         return Outcome(
             rule.id,
             variant,
-            "HARNESS_ERROR",
-            reason=f"replay upstream: {exc}",
-            exchange=exchange,
-            duration=time.monotonic() - started,
-        )
-    except Exception as exc:  # the suite's own fault, reported as such with its traceback
-        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return Outcome(
-            rule.id,
-            variant,
-            "HARNESS_ERROR",
-            reason=f"{type(exc).__name__}: {exc}\n{detail}",
+            HARNESS_ERROR,
+            reason=_harness_fault(exc),
             exchange=exchange,
             duration=time.monotonic() - started,
         )
@@ -424,6 +408,16 @@ def run_rule(
         duration=time.monotonic() - started,
         diagnostics=diagnostics,
     )
+
+
+def _harness_fault(exc: Exception) -> str:
+    """Why a rule is HARNESS_ERROR: a HarnessError's message (the suite's own fault: replay upstream,
+    rule data), or for anything else a bug of the suite, with its traceback — never silent."""
+    if isinstance(exc, HarnessError):
+        where = "replay upstream: " if isinstance(exc, ReplayError) else ""
+        return f"{where}{type(exc).__name__}: {exc}"
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return f"internal error (a bug in gateway-conformance) {type(exc).__name__}: {exc}\n{detail}"
 
 
 def _body_streams(rule: Rule) -> bool:
@@ -446,8 +440,6 @@ def iter_variants(rule: Rule) -> Iterator[dict[str, Any]]:
 
 
 __all__ = [
-    "MARKER_RE",
-    "OUTCOMES",
     "RESERVED",
     "Outcome",
     "OutcomeName",
@@ -463,5 +455,4 @@ __all__ = [
     "rule_selected",
     "run_rule",
     "send",
-    "variant_label",
 ]

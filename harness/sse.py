@@ -92,40 +92,32 @@ def _split_lines(raw: bytes) -> list[tuple[int, bytes, bytes]]:
     return lines
 
 
-def decode(raw: bytes) -> SseStream:
-    """Decode a whole SSE body. Never raises; everything odd is reported in `problems`."""
-    events: list[Event] = []
-    comments: list[Comment] = []
-    problems: list[Problem] = []
-    blank = 0
-    pending: _Pending | None = None
+class _Decoder:
+    """The state of one decode: events so far, the event being read, comments and problems."""
 
-    body = raw
-    base = 0
-    if body.startswith(b"\xef\xbb\xbf"):
-        problems.append(Problem("bom", 0, "body starts with a UTF-8 byte order mark"))
-        body = body[3:]
-        base = 3
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.comments: list[Comment] = []
+        self.problems: list[Problem] = []
+        self.blank = 0
+        self.pending: _Pending | None = None
 
-    def dispatch(terminated: bool) -> None:
-        nonlocal pending
+    def problem(self, kind: ProblemKind, offset: int, message: str) -> None:
+        self.problems.append(Problem(kind, offset, message, len(self.events)))
+
+    def dispatch(self, terminated: bool) -> None:
+        pending = self.pending
         assert pending is not None
-        index = len(events)
         if not terminated:
-            problems.append(
-                Problem(
-                    "unterminated",
-                    pending.offset,
-                    "the body ends inside an event (no blank line after it)",
-                    index,
-                )
+            self.problem(
+                "unterminated", pending.offset, "the body ends inside an event (no blank line after it)"
             )
         values: dict[str, list[str]] = {}
         for name, value in pending.fields:
             values.setdefault(name, []).append(value)
-        events.append(
+        self.events.append(
             Event(
-                index=index,
+                index=len(self.events),
                 offset=pending.offset,
                 data="\n".join(values["data"]) if "data" in values else None,
                 # Like the SSE spec, the last `event`/`id`/`retry` of an event wins.
@@ -136,55 +128,60 @@ def decode(raw: bytes) -> SseStream:
                 terminated=terminated,
             )
         )
-        pending = None
+        self.pending = None
 
-    for offset, line_bytes, terminator in _split_lines(body):
-        offset += base
+    def line(self, offset: int, line_bytes: bytes, terminator: bytes) -> None:
         if terminator == b"\r":
-            problems.append(Problem("cr_line_ending", offset, "line ends with a lone CR", len(events)))
+            self.problem("cr_line_ending", offset, "line ends with a lone CR")
         try:
             line = line_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
-            problems.append(
-                Problem("invalid_utf8", offset + exc.start, f"invalid UTF-8: {exc.reason}", len(events))
-            )
+            self.problem("invalid_utf8", offset + exc.start, f"invalid UTF-8: {exc.reason}")
             line = line_bytes.decode("utf-8", errors="replace")
         if "\x00" in line:
-            problems.append(Problem("nul_byte", offset, "line holds a NUL byte", len(events)))
-
+            self.problem("nul_byte", offset, "line holds a NUL byte")
         if line == "":
-            if pending is None:
-                blank += 1
+            if self.pending is None:
+                self.blank += 1
             else:
-                dispatch(terminated=True)
-            continue
-        if line.startswith(":"):
+                self.dispatch(terminated=True)
+        elif line.startswith(":"):
             text = line[1:]
-            comments.append(Comment(offset, text[1:] if text.startswith(" ") else text, len(events)))
-            continue
+            self.comments.append(
+                Comment(offset, text[1:] if text.startswith(" ") else text, len(self.events))
+            )
+        else:
+            self.field(offset, line)
 
+    def field(self, offset: int, line: str) -> None:
         if ":" in line:
             name, _, value = line.partition(":")
             if value.startswith(" "):
                 value = value[1:]
+            if name not in KNOWN_FIELDS:
+                self.problem("unknown_field", offset, f"unknown SSE field {_short(name)}")
         else:
             name, value = line, ""
-            problems.append(Problem("no_colon", offset, f"line without a colon: {_short(line)}", len(events)))
-        if name not in KNOWN_FIELDS and ":" in line:
-            problems.append(
-                Problem("unknown_field", offset, f"unknown SSE field {_short(name)}", len(events))
-            )
+            self.problem("no_colon", offset, f"line without a colon: {_short(line)}")
         if name == "retry" and not value.isdigit():
-            problems.append(
-                Problem("bad_retry", offset, f"retry value is not digits: {_short(value)}", len(events))
-            )
-        if pending is None:
-            pending = _Pending(offset, [])
-        pending.fields.append((name, value))
+            self.problem("bad_retry", offset, f"retry value is not digits: {_short(value)}")
+        if self.pending is None:
+            self.pending = _Pending(offset, [])
+        self.pending.fields.append((name, value))
 
-    if pending is not None:
-        dispatch(terminated=False)
-    return SseStream(tuple(events), tuple(comments), tuple(problems), blank)
+
+def decode(raw: bytes) -> SseStream:
+    """Decode a whole SSE body. Never raises; everything odd is reported in `problems`."""
+    d = _Decoder()
+    body, base = raw, 0
+    if body.startswith(b"\xef\xbb\xbf"):
+        d.problem("bom", 0, "body starts with a UTF-8 byte order mark")
+        body, base = body[3:], 3
+    for offset, line_bytes, terminator in _split_lines(body):
+        d.line(offset + base, line_bytes, terminator)
+    if d.pending is not None:
+        d.dispatch(terminated=False)
+    return SseStream(tuple(d.events), tuple(d.comments), tuple(d.problems), d.blank)
 
 
 def _short(text: str, limit: int = 60) -> str:

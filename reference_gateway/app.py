@@ -57,6 +57,12 @@ class GatewaySettings:
     image_allow: AllowList = field(default_factory=AllowList)
     # LYRouter: the workspace's Default Model, used when `model` is omitted, "" or null.
     default_model: str | None = None
+    # Relay: the idempotency store and response cache (`sqlite:///FILE` or `redis://…`); None keeps no state.
+    state_url: str | None = None
+    # Relay: Gateway:Cache:TtlSeconds; 0 leaves the response cache off.
+    cache_ttl_seconds: float = 0.0
+    # Relay: Gateway:MaxImageBytes; None keeps the profile's default (5 MB).
+    max_image_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,11 @@ class Gateway:
         self.hooks = hooks
         self._upstream: Upstream | None = None
         self._images: ImageFetcher | None = None
+        self._relay: Any = None
+        if settings.profile.relay is not None:
+            from reference_gateway.relay import RelayFlow  # imports this module
+
+            self._relay = RelayFlow(self, settings.profile.relay)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
@@ -243,11 +254,15 @@ class Gateway:
             resolver=self.hooks.resolver,
             transport=self.hooks.image_transport,
         )
+        if self._relay is not None:
+            await self._relay.start()
         try:
             yield
         finally:
             await self._upstream.aclose()
             await self._images.aclose()
+            if self._relay is not None:
+                await self._relay.aclose()
 
     @property
     def upstream(self) -> Upstream:
@@ -302,6 +317,9 @@ class Gateway:
     async def chat_completions(self, request: Request) -> Response:
         request_id: str = request.state.request_id
         profile = self.settings.profile
+        if self._relay is not None:
+            response: Response = await self._relay.chat_completions(request)
+            return response
         try:
             self._authenticate(request)
             self._check_content_type(request)
@@ -460,7 +478,7 @@ class Gateway:
             self._authenticate(request)
         except GatewayError as error:
             return error_response(error)
-        data = [
+        data: list[dict[str, Any]] = [
             {
                 "id": m.id,
                 "object": "model",
@@ -469,6 +487,10 @@ class Gateway:
             }
             for m in self.settings.catalog.models.values()
         ]
+        if self.settings.profile.relay is not None:
+            # Relay: "Check capabilities.vision on GET /v1/models before sending images to a model".
+            for entry, m in zip(data, self.settings.catalog.models.values(), strict=True):
+                entry["capabilities"] = {"vision": m.vision}
         return JSONResponse({"object": "list", "data": data})
 
     async def model_capabilities(self, _request: Request) -> Response:
@@ -564,4 +586,10 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
         lifespan=gateway.lifespan,
         exception_handlers={HTTPException: http_error, Exception: unexpected},
     )
+    if settings.profile.relay is not None:
+        from reference_gateway.observability import ObservabilityMiddleware
+
+        return RequestIdMiddleware(
+            ObservabilityMiddleware(app, settings.profile.relay, hooks.new_request_id), hooks.new_request_id
+        )
     return RequestIdMiddleware(app, hooks.new_request_id)

@@ -18,6 +18,13 @@ from reference_gateway.profiles import PROFILES, get_profile
 from reference_gateway.upstream import UpstreamSettings
 
 KEYS_ENV = "REFERENCE_GATEWAY_API_KEYS"
+STATE_ENV = "REFERENCE_GATEWAY_STATE_URL"
+
+
+def default_state_url() -> str:
+    """Relay's default store: a SQLite file in the user's state directory (kept across restarts)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return "sqlite:///" + os.path.join(base, "reference-gateway", "relay-state.sqlite3")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +46,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--openai-upstream-key",
         help="the gateway's own key for OpenAI-compatible channels (default: $OPENAI_API_KEY, else --upstream-key)",
+    )
+    for family, env in (
+        ("anthropic", "ANTHROPIC_BASE_URL"),
+        ("openai", "OPENAI_BASE_URL"),
+        ("gemini", "GEMINI_BASE_URL"),
+    ):
+        parser.add_argument(
+            f"--{family}-url",
+            metavar="URL",
+            help=f"base URL of the {family} family's channels (default: ${env}, else --upstream-url)",
+        )
+    parser.add_argument(
+        "--gemini-upstream-key",
+        help="the gateway's own Gemini key (default: $GEMINI_API_KEY, else --upstream-key)",
+    )
+    parser.add_argument(
+        "--state-url",
+        metavar="URL",
+        help=f"relay: idempotency store and response cache, sqlite:///FILE or redis://HOST:PORT/DB "
+        f"(default: ${STATE_ENV}, else a SQLite file under $XDG_STATE_HOME/reference-gateway)",
+    )
+    parser.add_argument(
+        "--cache-ttl-seconds",
+        type=float,
+        default=0.0,
+        help="relay: Gateway:Cache:TtlSeconds, the response cache's TTL (default 0: the cache is off)",
+    )
+    parser.add_argument(
+        "--max-image-bytes",
+        type=int,
+        help="relay: Gateway:MaxImageBytes, decoded bytes per image (default 5 MB)",
     )
     parser.add_argument(
         "--api-key",
@@ -116,6 +154,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             base_url=args.upstream_url,
             api_key=args.upstream_key or os.environ.get("ANTHROPIC_API_KEY"),
             openai_api_key=args.openai_upstream_key or os.environ.get("OPENAI_API_KEY"),
+            gemini_api_key=args.gemini_upstream_key or os.environ.get("GEMINI_API_KEY"),
+            family_urls={
+                family: url
+                for family, url in (
+                    ("anthropic", args.anthropic_url or os.environ.get("ANTHROPIC_BASE_URL")),
+                    ("openai", args.openai_url or os.environ.get("OPENAI_BASE_URL")),
+                    ("gemini", args.gemini_url or os.environ.get("GEMINI_BASE_URL")),
+                )
+                if url
+            },
             anthropic_version=args.anthropic_version,
             request_timeout=args.upstream_timeout,
             connect_timeout=args.upstream_connect_timeout,
@@ -124,6 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys=None if args.no_auth and not ring.keys else ring,
         ping_interval=args.ping_interval,
         image_allow=AllowList.parse(args.allow_image_host),
+        state_url=(args.state_url or os.environ.get(STATE_ENV) or default_state_url())
+        if profile.relay is not None
+        else None,
+        cache_ttl_seconds=args.cache_ttl_seconds,
+        max_image_bytes=args.max_image_bytes,
     )
     import uvicorn  # the server is only needed when actually serving
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
 _EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
-_PROVIDERS = ("anthropic", "openai", "dashscope", "deepseek", "other")
-Protocol = Literal["anthropic", "openai"]
+_PROVIDERS = ("anthropic", "openai", "dashscope", "deepseek", "gemini", "other")
+Protocol = Literal["anthropic", "openai", "gemini"]
 CHAT_COMPLETIONS = "chat_completions"
 
 
@@ -28,8 +29,28 @@ class Channel:
 
     @property
     def path(self) -> str:
+        if self.protocol == "gemini":
+            # Gemini REST: the model is in the path, `/v1beta/models/{model}:generateContent`.
+            return f"{self.base_path.rstrip('/')}/v1beta/models/{self.upstream}:generateContent"
         suffix = "/v1/messages" if self.protocol == "anthropic" else "/chat/completions"
         return self.base_path.rstrip("/") + suffix
+
+    @property
+    def stream_path(self) -> str:
+        """The path of a streaming call (Gemini has its own method; the others say `stream` in the body)."""
+        if self.protocol == "gemini":
+            return f"{self.base_path.rstrip('/')}/v1beta/models/{self.upstream}:streamGenerateContent?alt=sse"
+        return self.path
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens (Relay: the catalog prices that X-Relay-Cost-Usd is computed from)."""
+
+    input: Decimal
+    output: Decimal
+    cached: Decimal  # cache reads ("cost prices the cached reads at the cached rate")
+    cache_write: Decimal  # cache writes; the input price unless the catalog says otherwise
 
 
 @dataclass(frozen=True)
@@ -46,6 +67,9 @@ class ModelInfo:
     channels: tuple[Channel, ...] = ()
     enabled: bool = True  # LYRouter: a model the workspace has not enabled is 403 model_not_available
     apis: tuple[str, ...] = (CHAT_COMPLETIONS,)
+    prices: Prices | None = None
+    # Relay: "fallback along the model's fallback chain": catalog ids tried in order after this model fails.
+    fallbacks: tuple[str, ...] = ()
 
     def capabilities(self) -> dict[str, Any]:
         return {
@@ -75,9 +99,9 @@ def _channel(entry: Any, where: str) -> Channel:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: expected a mapping")
     protocol = entry.get("protocol", "anthropic")
-    if protocol not in ("anthropic", "openai"):
-        raise CatalogError(f"{where}.protocol: use anthropic or openai")
-    provider = str(entry.get("provider", "anthropic" if protocol == "anthropic" else "other"))
+    if protocol not in ("anthropic", "openai", "gemini"):
+        raise CatalogError(f"{where}.protocol: use anthropic, openai or gemini")
+    provider = str(entry.get("provider", protocol if protocol in ("anthropic", "gemini") else "other"))
     if provider not in _PROVIDERS:
         raise CatalogError(f"{where}.provider: use one of {', '.join(_PROVIDERS)}")
     if "upstream" not in entry:
@@ -85,6 +109,24 @@ def _channel(entry: Any, where: str) -> Channel:
     return Channel(
         cast(Protocol, protocol), provider, str(entry["upstream"]), str(entry.get("base_path", ""))
     )
+
+
+def _prices(raw: Any, where: str) -> Prices | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{where}: expected a mapping of input, output, cached")
+    try:
+        values = {k: Decimal(str(raw[k])) for k in ("input", "output")}
+        cached = Decimal(str(raw.get("cached", raw["input"])))
+        write = Decimal(str(raw.get("cache_write", raw["input"])))
+    except KeyError as exc:
+        raise CatalogError(f"{where}: missing {exc.args[0]!r}") from exc
+    except InvalidOperation as exc:
+        raise CatalogError(f"{where}: prices must be numbers") from exc
+    if any(v < 0 for v in (*values.values(), cached, write)):
+        raise CatalogError(f"{where}: prices cannot be negative")
+    return Prices(values["input"], values["output"], cached, write)
 
 
 def _model(entry: Any, where: str) -> ModelInfo:
@@ -116,6 +158,8 @@ def _model(entry: Any, where: str) -> ModelInfo:
             channels=channels,
             enabled=bool(entry.get("enabled", True)),
             apis=tuple(str(a) for a in entry.get("apis", (CHAT_COMPLETIONS,))),
+            prices=_prices(entry.get("prices"), f"{where}.prices"),
+            fallbacks=tuple(str(f) for f in entry.get("fallbacks", ())),
         )
     except KeyError as exc:
         raise CatalogError(f"{where}: missing {exc.args[0]!r}") from exc
@@ -141,6 +185,10 @@ def parse_catalog(text: str) -> Catalog:
         if info.id in models:
             raise CatalogError(f"models[{i}]: duplicate id {info.id!r}")
         models[info.id] = info
+    for info in models.values():
+        unknown = [f for f in info.fallbacks if f not in models or f == info.id]
+        if unknown:
+            raise CatalogError(f"{info.id}.fallbacks: not other ids of this catalog: {unknown}")
     default = data.get("default_model")
     if default is not None and str(default) not in models:
         raise CatalogError(f"default_model: {default!r} is not in the catalog")

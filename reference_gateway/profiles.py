@@ -13,7 +13,7 @@ from typing import Literal
 from reference_gateway.errors import ErrorType, GatewayError
 
 Action = Literal["forward", "drop", "refuse"]
-UsageShape = Literal["openai_cache_details", "upstream"]
+UsageShape = Literal["openai_cache_details", "upstream", "relay"]
 StreamErrorStyle = Literal["error_then_done", "error_only"]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # Upstream failures: `translate` maps them to the profile's own errors; `forward` passes status and body on
@@ -172,6 +172,35 @@ class AnthropicChannel:
 
 
 @dataclass(frozen=True)
+class Relay:
+    """What only Relay does: one endpoint over three provider families with fallback chains, observability
+    headers, per-model cost, an image limit checked before routing, the idempotency store and the response cache.
+    """
+
+    # "Response headers include X-Relay-Request-Id, X-Relay-Trace-Id, X-Relay-Observation-Id", on every answer.
+    request_id_header: str
+    trace_id_header: str
+    observation_id_header: str
+    # "on non-streaming calls only, X-Relay-Cost-Usd".
+    cost_header: str
+    # "Each image is limited to Gateway:MaxImageBytes decoded bytes (default 5 MB)".
+    max_image_bytes: int
+    # "transient retry": attempts of one model after a transient failure, before the next model of the chain.
+    transient_retries: int
+    # "Provide an Idempotency-Key header ... a repeat within 24 hours returns the stored response".
+    idempotency_header: str
+    idempotency_ttl_seconds: float
+    replayed_header: str
+    # "Bypass per request with X-Relay-Cache: no (also false or bypass); the response says HIT or MISS".
+    cache_header: str
+    cache_bypass_values: frozenset[str]
+    # The `code` of a mid-stream error line when the error has none of its own.
+    stream_error_default_code: str
+    # Relay-only request fields, never sent to an OpenAI-compatible provider.
+    relay_fields: frozenset[str]
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     fields: Mapping[str, FieldPolicy]
@@ -207,6 +236,8 @@ class Profile:
     # The catalog shipped for this profile (package resource name).
     catalog: str = "models.yaml"
     base_paths: tuple[str, ...] = field(default=("/v1", "/openai/v1"))
+    # Relay's own behaviour (None for the other profiles).
+    relay: Relay | None = None
 
 
 # EZAT "Ignored and refused fields": the refusal table, message for message.
@@ -497,7 +528,157 @@ LYROUTER = Profile(
     catalog="models-lyrouter.yaml",
 )
 
-PROFILES: Mapping[str, Profile] = MappingProxyType({"ezat": EZAT, "lyrouter": LYROUTER})
+# Relay: fields its Anthropic translation reads (`user`, `output_config`, `anthropic_tools` are added by
+# translate/relay.py); everything else is not sent to Anthropic.
+_RELAY_TRANSLATED = (
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "response_format",
+)
+
+# Readings where the Relay doc is silent (the conformance rules assume the same):
+# - routing: a model has one channel; its fallback chain is the catalog's `fallbacks` list (not transitive).
+#   A transient failure (connection, timeout, 408, 429, 5xx, 529) before the first streamed token is retried
+#   once on the same model, then the next model of the chain is tried; other failures (400, 401, 404 ...) are
+#   answered at once. The client gets the last model's failure. Fallback models without vision are skipped for
+#   a request with images.
+# - "after output has begun" = after the first chunk with text, a tool-call fragment or a finish reason; the
+#   role-only first chunk is held back until then, so a stream that fails before it is retried or falls back.
+# - the mid-stream error line is exactly {"error": {"message", "type", "code"}}; `code` is the error's own or
+#   `provider_error`. No [DONE] after it. Every chunk drops null fields (at every level).
+# - the usage-only chunk is shown when the client sent stream_options.include_usage: true; the OpenAI-compatible
+#   provider always gets include_usage: true (other stream_options keys kept).
+# - `user` → Anthropic metadata.user_id, forwarded unchanged to OpenAI-compatible providers, not sent to Gemini;
+#   `metadata` (any JSON) is read for attribution and never sent anywhere.
+# - images: only data URLs are measured before routing (the decoded base64 length); a malformed data URL, or a
+#   scheme other than data/http(s), is invalid_image_url. http(s) images go to Anthropic as url sources and to
+#   OpenAI-compatible providers unchanged; for Gemini the gateway downloads them (inlineData), the same limit
+#   applying to the downloaded bytes. An image to a model without vision is 400 code image_not_supported.
+# - PDF file parts to OpenAI-compatible providers are unchanged; to Anthropic a document block; to Gemini
+#   inlineData with the data URL's media type. cache_control is removed before OpenAI-compatible and Gemini
+#   providers (the parts themselves keep their shape).
+# - Gemini: tool results that are a JSON object are sent as the functionResponse `response`, other text as
+#   {"output": text}; a tool message must answer a call of an earlier assistant message (400 otherwise); the
+#   minted ids are not sent back to Gemini; Gemini's own functionCall.id is kept when it sends one;
+#   parallel_tool_calls has no Gemini equivalent and is ignored; finish reasons SAFETY-like → content_filter,
+#   MAX_TOKENS → length, a function call → tool_calls, others → stop.
+# - Anthropic: max_tokens defaults to 4096, capped at the model's maximum; temperature/top_p forwarded as sent;
+#   reasoning_effort, n, logprobs and other fields without an Anthropic equivalent are not sent; output_config
+#   is sent whole (a response_format json_schema fills output_config.format only when the client's has none).
+# - relay_web_search is present on a non-streaming Anthropic answer whenever web_search_*/web_fetch_* tools
+#   were forwarded: {"queries", "results", "citations", "answer", "errors", "requests", "paused"}; errors are
+#   the error_code strings of failed tool results; requests = usage.server_tool_use.web_search_requests.
+# - cost: (prompt - cached - cache_creation) * input + cached * cached + cache_creation * cache_write
+#   + completion * output, per million, as a plain decimal string; a replayed or cached answer says 0.
+# - idempotency: scoped by the client's key; only 200 answers are stored (a failed call can be retried with the
+#   same key); the same key with a different body is 422 code idempotency_key_reused; a duplicate that arrives
+#   while the first is in flight waits for its answer (at most the non-streaming timeout). A replayed answer has
+#   fresh X-Relay-*-Id headers.
+# - the response cache is off unless a TTL is given; it is keyed by the client's key and the whole body;
+#   X-Relay-Cache is sent on non-streaming answers only while the cache is on (MISS when bypassed, and the
+#   bypassed answer is not stored); only 200 answers are stored.
+# - errors are OpenAI's envelope; an unknown model is 404 model_not_found.
+RELAY = Profile(
+    name="relay",
+    fields=MappingProxyType({name: FORWARD for name in _RELAY_TRANSLATED}),
+    unknown_field=DROP,
+    messages=Messages(
+        function_role=None,
+        input_audio_part=None,
+        file_id_part=None,
+        non_function_tool=None,
+        json_object_format=None,
+        unknown_reasoning_effort=None,
+        effort_unavailable=None,
+        forced_tool_unavailable=None,
+        prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
+        no_user_message="messages: must contain at least one user message",
+    ),
+    reasoning_efforts=MappingProxyType({}),
+    finish_reasons=MappingProxyType(_FINISH),
+    # Relay: cached_tokens and cache_creation_tokens "are counted inside prompt_tokens".
+    usage_shape="relay",
+    # Relay: "the stream ends with a data: {"error": ...} line and no [DONE]".
+    stream_error="error_only",
+    # The usage chunk is the client's choice for Anthropic and Gemini; OpenAI-compatible providers are always
+    # asked (translate/relay.py).
+    always_stream_usage=False,
+    default_max_tokens=4096,
+    auto_cache=False,
+    cache_off_header=None,
+    session_header=None,
+    prompt_cache_key_max=256,
+    requests=Requests(
+        bearer_case_sensitive=False,
+        authorization_only=False,
+        unsupported_content_type=None,
+        invalid_json=ErrorSpec(400, "We could not parse the JSON body of your request.", code="invalid_json"),
+        not_an_object=ErrorSpec(400, "The request body must be a JSON object.", code="invalid_json"),
+        invalid_json_with_default=None,
+        missing_model=ErrorSpec(400, "model: is required", param="model"),
+        unknown_model=_MODEL_NOT_FOUND,
+        model_not_enabled=_MODEL_NOT_FOUND,
+        unsupported_api=_MODEL_NOT_FOUND,
+        images_unsupported=ErrorSpec(
+            400, "{path}: this model does not accept images", code="image_not_supported", param="{path}"
+        ),
+    ),
+    anthropic=AnthropicChannel(
+        limit_fields=("max_completion_tokens", "max_tokens"),
+        cap_default_to_model=True,
+        sampling_by_capability=False,
+        metadata_keys=None,
+        # Relay: "Other part types (input_audio, …) are ... dropped for Anthropic".
+        drop_unknown_parts=True,
+        # Relay: a PDF file part "Anthropic receives as a document block".
+        convert_files=True,
+        image_url_source=True,
+        check_image_data=True,
+        cache_control_on_images=False,
+        one_hour_cache_beta=None,
+        forwarded_headers=(),
+        # Relay: "Extended thinking is not carried through".
+        reasoning_output=False,
+        upstream_identity=False,
+    ),
+    # Relay: "a string stays a string and parts stay parts on the way to an OpenAI-compatible provider".
+    passthrough=Passthrough(
+        providers=MappingProxyType({}), message_fields_removed=frozenset(), strip_cache_control=True
+    ),
+    upstream_errors="translate",
+    stream_error_code=None,
+    canonical_json=False,
+    fallback_statuses=frozenset({408, 429, 500, 502, 503, 504, 529}),
+    wait_for_first_event=True,
+    catalog="models-relay.yaml",
+    relay=Relay(
+        request_id_header="x-relay-request-id",
+        trace_id_header="x-relay-trace-id",
+        observation_id_header="x-relay-observation-id",
+        cost_header="x-relay-cost-usd",
+        max_image_bytes=5 * 1024 * 1024,
+        transient_retries=1,
+        idempotency_header="idempotency-key",
+        idempotency_ttl_seconds=24 * 3600.0,
+        replayed_header="idempotency-replayed",
+        cache_header="x-relay-cache",
+        cache_bypass_values=frozenset({"no", "false", "bypass"}),
+        stream_error_default_code="provider_error",
+        relay_fields=frozenset({"metadata", "anthropic_tools", "output_config"}),
+    ),
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType({"ezat": EZAT, "lyrouter": LYROUTER, "relay": RELAY})
 
 
 def get_profile(name: str) -> Profile:

@@ -47,6 +47,10 @@ class UpstreamSettings:
     max_connections: int = 200
     # The gateway's own key for OpenAI-compatible channels (sent as `Authorization: Bearer`); None: `api_key`.
     openai_api_key: str | None = None
+    # The gateway's own Gemini key (sent as `x-goog-api-key`); None: `api_key`.
+    gemini_api_key: str | None = None
+    # A base URL per protocol (anthropic | openai | gemini) that replaces `base_url` for that family's channels.
+    family_urls: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,9 @@ class Upstream:
             if settings.api_key:
                 headers["x-api-key"] = settings.api_key
             return headers
+        if channel.protocol == "gemini":
+            gemini_key = settings.gemini_api_key or settings.api_key
+            return {"x-goog-api-key": gemini_key} if gemini_key else {}
         key = settings.openai_api_key or settings.api_key
         return {"authorization": f"Bearer {key}"} if key else {}
 
@@ -107,11 +114,13 @@ class Upstream:
         body: Mapping[str, Any],
         request_id: str,
         extra_headers: Mapping[str, str] | None,
+        stream: bool = False,
     ) -> httpx.Request:
         headers = {**(extra_headers or {}), **self._auth_headers(channel), "x-gateway-request-id": request_id}
-        return self._client.build_request(
-            "POST", channel.path, content=self._dumps(body).encode(), headers=headers
-        )
+        path = channel.stream_path if stream else channel.path
+        family = self._settings.family_urls.get(channel.protocol)
+        url = family.rstrip("/") + path if family else path
+        return self._client.build_request("POST", url, content=self._dumps(body).encode(), headers=headers)
 
     # ------------------------------------------------------------------------------------ error boundary
 
@@ -231,7 +240,7 @@ class Upstream:
         """`stream`, yielding the SSE events undecoded (for answers that are passed through)."""
         channel = channel or _DEFAULT_CHANNEL
         read = self._settings.stream_idle_timeout
-        request = self._request(channel, body, request_id, extra_headers)
+        request = self._request(channel, body, request_id, extra_headers, stream=True)
         request.extensions["timeout"] = httpx.Timeout(read, connect=self._settings.connect_timeout).as_dict()
         try:
             response = await self._client.send(request, stream=True)

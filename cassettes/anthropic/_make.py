@@ -474,7 +474,7 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
         "Text full of multi-byte UTF-8 (accents, CJK, emoji), for re-chunking at byte offsets.",
         "wire-reference.md §1.7",
         "Greet me in three languages.",
-        lambda n: [text("Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞")],
+        lambda n: [text("Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞")],  # noqa: RUF001 (deliberate non-ASCII)
         "end_turn",
         {"input_tokens": 21, "output_tokens": 33},
     )

@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from harness.errors import CheckError
+
 ROOTS = frozenset({"upstream", "usage"})
 
 
-class ExprError(Exception):
+class ExprError(CheckError):
     """The expression is outside the grammar, or a name has no integer value."""
 
 

@@ -16,6 +16,7 @@ import jsonschema
 
 from harness.checks import Violation
 from harness.checks.refs import References, RefError
+from harness.errors import CheckError
 
 # RFC 9535 only: no python-jsonpath extensions, so rules stay portable to other harness languages.
 _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=False)
@@ -83,7 +84,7 @@ def _has_type(value: Any, wanted: str) -> bool:
     return actual == wanted
 
 
-class PathError(Exception):
+class PathError(CheckError):
     """A JSONPath that does not parse."""
 
 

@@ -14,12 +14,13 @@ from functools import cached_property
 from typing import Any
 
 from harness.checks import answer
+from harness.errors import CheckError
 from harness.exchange import Exchange
 
 REF_RE = re.compile(r"\$\{([^{}]*)\}")
 
 
-class RefError(Exception):
+class RefError(CheckError):
     """A reference that names nothing in this exchange."""
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import yaml
 
+from harness.errors import ConfigError
 from harness.mutants.ops import OpError, check_edit, check_stream_op, holds
 
 CATALOG = Path(__file__).with_name("catalog.yaml")
@@ -44,7 +45,7 @@ _KEYS = frozenset(
 _WHEN_KEYS = frozenset({"request", "status", "stream", "request_json"})
 
 
-class CatalogError(Exception):
+class CatalogError(ConfigError):
     """The mutant catalog is malformed (a bad op, an unknown key, a duplicate id)."""
 
 

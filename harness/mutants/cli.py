@@ -36,10 +36,11 @@ from harness.mutants.kill import (
     run_catalog,
 )
 from harness.mutants.proxy import ClientBook, ProxyServer
-from harness.replay_client import ReplayClient
+from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
+from harness.replay.client import ReplayClient
 from harness.runner import Target, not_applicable_reason
 
-EXIT_OK, EXIT_SURVIVOR, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
+EXIT_SURVIVOR = 1  # a mutant survived: the suite has a rule that tests nothing
 BASE_FEATURES = ("loopback-downloads",)
 
 
@@ -111,7 +112,7 @@ class Rig:
 def rig(
     args: argparse.Namespace, profile_models: dict[str, str | None], features: frozenset[str], log: Path
 ) -> Iterator[Rig]:
-    from harness.cli import reference_gateway
+    from harness.orchestrate import reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
 

@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 
 from harness.mutants.catalog import Mutant
-from harness.replay_client import ReplayClient
-from harness.runner import Outcome, Target, run_rule, variant_label
+from harness.outcomes import variant_label
+from harness.replay.client import ReplayClient
+from harness.runner import Outcome, Target, run_rule
 from harness.spec import Rule
 
 KILLING = frozenset({"FAIL", "WARN", "HARNESS_ERROR"})

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import socket
 import threading
 import time
@@ -32,8 +31,8 @@ from harness.mutants.ops import (
     parse_block,
     split_sse,
 )
+from harness.outcomes import MARKER_RE_BYTES
 
-MARKER_RE = re.compile(rb"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]")
 HOP_BY_HOP = frozenset(
     {
         "transfer-encoding",
@@ -60,7 +59,7 @@ class ClientBook:
         self._lock = threading.Lock()
 
     def note(self, body: bytes, parsed: Any) -> None:
-        m = MARKER_RE.search(body)
+        m = MARKER_RE_BYTES.search(body)
         if m:
             with self._lock:
                 self._requests[m.group(0).decode()] = parsed
@@ -68,7 +67,7 @@ class ClientBook:
                     self._requests.pop(next(iter(self._requests)))
 
     def find(self, body: bytes) -> Any:
-        m = MARKER_RE.search(body)
+        m = MARKER_RE_BYTES.search(body)
         if not m:
             return None
         with self._lock:

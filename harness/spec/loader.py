@@ -11,9 +11,10 @@ from typing import Any
 import jsonschema
 import yaml
 
+from harness.errors import ConfigError
 from harness.paths import schema_path, specs_dir
 from harness.spec.model import (
-    UPSTREAM_KEYS,
+    UPSTREAM_SIDE_EXPECTATIONS,
     Needs,
     Profile,
     RoleSpec,
@@ -26,7 +27,7 @@ from harness.spec.model import (
 NON_RULE_FILES = frozenset({"profile.yaml"})
 
 
-class SpecError(Exception):
+class SpecError(ConfigError):
     """A rule or profile file that cannot be used. `str()` is `file:line: problem`."""
 
     def __init__(self, file: str, line: int, problem: str) -> None:
@@ -106,7 +107,7 @@ def _needs(raw: Mapping[str, Any], rule: Mapping[str, Any]) -> Needs:
     expect_keys = set(rule["expect"])
     for override in rule.get("when", ()):
         expect_keys |= set(override["expect"])
-    default_replay = "upstream" in rule or bool(expect_keys & UPSTREAM_KEYS)
+    default_replay = "upstream" in rule or bool(expect_keys & UPSTREAM_SIDE_EXPECTATIONS)
     models = set(raw.get("models", ())) | set(placeholders_in(rule["request"]))
     return Needs(
         replay=bool(raw.get("replay", default_replay)),

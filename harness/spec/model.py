@@ -15,7 +15,7 @@ RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
 # Expectation keys that only make sense for a streamed answer.
 STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
 # Expectation keys that read what the replay upstream saw or served.
-UPSTREAM_KEYS = frozenset(
+UPSTREAM_SIDE_EXPECTATIONS = frozenset(
     {
         "upstream",
         "upstream_calls",

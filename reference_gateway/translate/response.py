@@ -10,9 +10,13 @@ from typing import Any, Literal, TypedDict
 from reference_gateway.profiles import FinishReason, Profile
 
 
-class PromptTokensDetails(TypedDict):
+class _CachedTokens(TypedDict):
     cached_tokens: int
-    cache_write_tokens: int
+
+
+class PromptTokensDetails(_CachedTokens, total=False):
+    cache_write_tokens: int  # EZAT
+    cache_creation_tokens: int  # Relay: "a Relay addition"
 
 
 class CompletionTokensDetails(TypedDict):
@@ -115,15 +119,18 @@ def usage_to_openai(usage: UpstreamUsage, profile: Profile, *, stream: bool = Fa
             totals["cache_creation_input_tokens"] = usage.cache_creation
         return totals
     # EZAT: "usage.prompt_tokens counts all input, cached or not"; reasoning tokens are part of completion_tokens.
+    # Relay: cached_tokens and cache_creation_tokens "are counted inside prompt_tokens".
     prompt = usage.input_tokens + usage.cache_read + usage.cache_creation
+    details: PromptTokensDetails = {"cached_tokens": usage.cache_read}
+    if profile.usage_shape == "relay":
+        details["cache_creation_tokens"] = usage.cache_creation
+    else:
+        details["cache_write_tokens"] = usage.cache_creation
     return {
         "prompt_tokens": prompt,
         "completion_tokens": usage.output_tokens,
         "total_tokens": prompt + usage.output_tokens,
-        "prompt_tokens_details": {
-            "cached_tokens": usage.cache_read,
-            "cache_write_tokens": usage.cache_creation,
-        },
+        "prompt_tokens_details": details,
         "completion_tokens_details": {"reasoning_tokens": usage.thinking},
     }
 

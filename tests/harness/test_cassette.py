@@ -1,4 +1,4 @@
-"""harness.cassette: loading with provenance, refusing secrets, scrubbing, writing, matching."""
+"""harness.replay.cassette: loading with provenance, refusing secrets, scrubbing, writing, matching."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from vcr.serialize import deserialize
 from vcr.serializers import yamlserializer
 
-from harness.cassette import (
+from harness.replay.cassette import (
     Cassette,
     CassetteError,
     Interaction,

@@ -9,8 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from harness.cli import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, exit_code, main, summarize
+from harness.cli import main
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, exit_code
 from harness.paths import schema_path
+from harness.report.text import summarize
 
 
 def _doc(**totals: int) -> dict[str, Any]:

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-import harness.cli
-from harness.matrix import NOT_RUN, Column, main, matrix_html, matrix_markdown, matrix_rows, run_matrix
+import harness.orchestrate
+from harness.cli import main as cli_main
+from harness.orchestrate import run_matrix
+from harness.report.matrix import NOT_RUN, Column, matrix_html, matrix_markdown, matrix_rows
 from tests.harness.test_report import _document, _result
 
 
@@ -99,20 +101,20 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
     @contextlib.contextmanager
     def fake_reference(profile: str, upstream: str, key: str, log: Path) -> Iterator[str]:
         if profile != "ezat":
-            raise harness.cli.HarnessFailure(
+            raise harness.orchestrate.HarnessFailure(
                 f"the reference gateway exited with code 2:\nunknown profile {profile}"
             )
         yield f"http://127.0.0.1:9/{profile}/v1"
 
     def fake_run_pytest(
-        run: harness.cli.Run, out_dir: Path, key: str | None, extra: list[str]
+        run: harness.orchestrate.Run, out_dir: Path, key: str | None, extra: list[str]
     ) -> dict[str, Any]:
         runs.append((run.gateway_url, run.profile, list(extra)))
         return _document([_result("ezat/refuse/n", "PASS")])
 
-    monkeypatch.setattr(harness.cli, "reference_gateway", fake_reference)
-    monkeypatch.setattr(harness.cli, "run_pytest", fake_run_pytest)
-    monkeypatch.setattr(harness.cli, "profiles_with_rules", lambda: ["ezat"])
+    monkeypatch.setattr(harness.orchestrate, "reference_gateway", fake_reference)
+    monkeypatch.setattr(harness.orchestrate, "run_pytest", fake_run_pytest)
+    monkeypatch.setattr(harness.orchestrate, "profiles_with_rules", lambda: ["ezat"])
     columns = run_matrix(tmp_path, ["ezat", "lyrouter"], rules=["ezat/refuse/*"])
     assert runs == [("http://127.0.0.1:9/ezat/v1", "ezat", ["--rule", "ezat/refuse/*"])]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
@@ -134,5 +136,5 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
 def test_bad_arguments_exit_with_a_clear_message(
     argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([*argv, "--out", str(tmp_path)]) == 3
+    assert cli_main(["matrix", *argv, "--out", str(tmp_path)]) == 3
     assert message in capsys.readouterr().err

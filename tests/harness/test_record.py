@@ -1,4 +1,4 @@
-"""harness.record: re-recording cassettes against a fake Anthropic provider on loopback (nothing leaves it)."""
+"""harness.replay.record: re-recording cassettes against a fake Anthropic provider on loopback (nothing leaves it)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from harness import paths, sse
-from harness.cassette import load_cassette
-from harness.record import diff_cassettes, fault_reason, main
+from harness.replay.cassette import load_cassette
+from harness.replay.record import diff_cassettes, fault_reason, main
 from tests.harness.tiny_gateways import serve
 
 # Built by concatenation so that no secret-shaped literal sits in the repository.

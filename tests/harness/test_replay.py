@@ -19,18 +19,18 @@ import httpx2
 import openai
 import pytest
 
+from harness.cli import main as cli_main
 from harness.replay import (
-    BIG_FILE_BYTES,
     Answer,
     ReplayConfigError,
     ReplayServer,
     ReplayState,
-    normalize_marker,
     plan_answer,
-    serve_upstream_main,
     split_events,
 )
-from harness.replay_client import ReplayClient, ReplayError
+from harness.replay.client import ReplayClient, ReplayError
+from harness.replay.fixtures import BIG_FILE_BYTES
+from harness.replay.state import normalize_marker
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 TEXT = "Héllo wörld — 日本語 ✓ 🎉"
@@ -646,23 +646,20 @@ def test_server_stops_cleanly(tmp_path: Path, http: httpx.Client) -> None:
 
 
 def test_serve_upstream_refuses_non_loopback(capsys: pytest.CaptureFixture[str]) -> None:
-    assert serve_upstream_main(["--host", "0.0.0.0", "--port", "0"]) == 2
+    assert cli_main(["serve-upstream", "--host", "0.0.0.0", "--port", "0"]) == 3  # a configuration error
     assert "not a loopback address" in capsys.readouterr().err
 
 
 def test_serve_upstream_help_explains_loopback(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        serve_upstream_main(["--help"])
-    assert info.value.code == 0
+    assert cli_main(["serve-upstream", "--help"]) == 0
     assert "--allow-non-loopback" in capsys.readouterr().out
 
 
 def test_serve_upstream_runs_until_ctrl_c(http: httpx.Client) -> None:
-    code = "import sys; from harness.replay import serve_upstream_main; sys.exit(serve_upstream_main(sys.argv[1:]))"
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, "--port", "0", "--cassettes", str(FIXTURES)],
+        [sys.executable, "-m", "harness.cli", "serve-upstream", "--port", "0", "--cassettes", str(FIXTURES)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -14,10 +14,13 @@ from typing import Any
 import jsonschema
 import pytest
 
+from harness.cli import main as cli_main
+from harness.outcomes import verdict
 from harness.paths import schema_path
 from harness.replay import ReplayServer
-from harness.report import badge_svg, main, markdown_summary, verdict, write_reports
-from harness.report_html import certificate_html, parse_path
+from harness.report import badge_svg, markdown_summary, write_reports
+from harness.report.html import certificate_html
+from harness.report.panes import parse_path
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 EVIL = '<script>alert("pwned")</script>'
@@ -313,7 +316,7 @@ def test_report_command_renders_from_results_files(
 ) -> None:
     results = tmp_path / "results.json"
     results.write_text(json.dumps(failing))
-    assert main([str(results), "--out", str(tmp_path / "out")]) == 0
+    assert cli_main(["report", str(results), "--out", str(tmp_path / "out")]) == 0
     assert "FAIL" in (tmp_path / "out" / "certificate.html").read_text()
     assert "certificate.html" in capsys.readouterr().out
 
@@ -336,7 +339,7 @@ def test_report_command_on_a_bad_file_exits_3(
     results = tmp_path / "results.json"
     if content is not None:
         results.write_text(content)
-    assert main([str(results), "--out", str(tmp_path / "out")]) == 3
+    assert cli_main(["report", str(results), "--out", str(tmp_path / "out")]) == 3
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -344,7 +347,7 @@ def test_report_command_on_a_bad_file_exits_3(
 def test_report_command_without_out_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([str(tmp_path / "results.json")]) == 3
+    assert cli_main(["report", str(tmp_path / "results.json")]) == 3
     assert "--out" in capsys.readouterr().err
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.outcomes import MARKER_RE
 from harness.runner import (
-    MARKER_RE,
     Target,
     gateway_url_for,
     insert_marker,

@@ -299,3 +299,193 @@ def client(gateway_url: str, fake: FakeAnthropic) -> Iterator[Any]:
         base_url=f"{gateway_url}/openai/v1", api_key=CLIENT_KEY, max_retries=0, timeout=10
     ) as c:
         yield c
+
+
+# ------------------------------------------------------------------------------------------- three families
+
+
+def gemini_answer(
+    text: str = "Hello from Gemini.", *, parts: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A Gemini `GenerateContentResponse` (camelCase, as the REST API sends it)."""
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": list(parts) if parts is not None else [{"text": text}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "gem-resp-1",
+    }
+
+
+def gemini_sse(pieces: Sequence[str] = ("Hel", "lo"), *, finish: bool = True) -> bytes:
+    """`streamGenerateContent?alt=sse`: `data:` lines only, the last one with finishReason and usage; no [DONE]."""
+    events: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": p}]}, "index": 0}]} for p in pieces
+    ]
+    if finish and events:
+        events[-1]["candidates"][0]["finishReason"] = "STOP"
+        events[-1]["usageMetadata"] = {
+            "promptTokenCount": 12,
+            "candidatesTokenCount": 2,
+            "totalTokenCount": 14,
+        }
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in events)
+
+
+def openai_completion(text: str = "Hello from OpenAI.") -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-upstream1",
+        "object": "chat.completion",
+        "created": 1795953600,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
+    }
+
+
+def openai_chunks(*, done: bool = True, usage: bool = True) -> bytes:
+    base = {"id": "chatcmpl-upstream1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    chunks: list[dict[str, Any]] = [
+        {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": ""},
+                    "logprobs": None,
+                    "finish_reason": None,
+                }
+            ],
+            "usage": None,
+        },
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {"content": "Hi"}, "logprobs": None, "finish_reason": None}],
+            "usage": None,
+        },
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+            "usage": None,
+        },
+    ]
+    if usage:
+        chunks.append(
+            {**base, "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}}
+        )
+    text = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+    return text + (b"data: [DONE]\n\n" if done else b"")
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    drop_after: int | None = None  # send this many bytes of the body, then close the connection
+    delay: float = 0.0
+
+
+@dataclass
+class Call:
+    path: str
+    query: str
+    headers: dict[str, str]
+    raw: bytes
+
+    @property
+    def body(self) -> Any:
+        return json.loads(self.raw)
+
+    @property
+    def family(self) -> str:
+        if self.path.endswith("/v1/messages"):
+            return "anthropic"
+        if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
+            return "gemini"
+        return "openai"
+
+
+class FakeFamilies:
+    """One upstream that speaks the three provider families by path — Anthropic `/v1/messages`, OpenAI-compatible
+    `/v1/chat/completions`, Gemini `/v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse` —
+    answering from a script (one Answer per call), else a plain answer built from the request alone."""
+
+    def __init__(self) -> None:
+        self.script: list[Answer] = []
+        self.calls: list[Call] = []
+        self.delay = 0.0  # added before every answer (for concurrency tests)
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.script.clear()
+            self.calls.clear()
+            self.delay = 0.0
+
+    @staticmethod
+    def default(call: Call) -> Answer:
+        family = call.family
+        stream = bool(json.loads(call.raw).get("stream")) if call.raw and family != "gemini" else False
+        if family == "gemini":
+            stream = ":streamGenerateContent" in call.path
+            if stream:
+                return Answer(body=gemini_sse(), content_type="text/event-stream")
+            return Answer(body=json.dumps(gemini_answer()).encode())
+        if family == "anthropic":
+            if stream:
+                return Answer(body=b"".join(sse(e) for e in text_events()), content_type="text/event-stream")
+            return Answer(body=json.dumps(message()).encode())
+        if stream:
+            return Answer(body=openai_chunks(), content_type="text/event-stream")
+        return Answer(body=json.dumps(openai_completion()).encode())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await answer_lifespan(receive, send)
+            return
+        raw, headers = await read_request(scope, receive)
+        call = Call(scope["path"], scope.get("query_string", b"").decode(), headers, raw)
+        with self._lock:
+            self.calls.append(call)
+            answer = self.script.pop(0) if self.script else self.default(call)
+        if self.delay or answer.delay:
+            await asyncio.sleep(self.delay + answer.delay)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": answer.status,
+                "headers": [(b"content-type", answer.content_type.encode())],
+            }
+        )
+        if answer.drop_after is not None:
+            await send(
+                {"type": "http.response.body", "body": answer.body[: answer.drop_after], "more_body": True}
+            )
+            raise ConnectionAbortedError("scripted drop")
+        await send({"type": "http.response.body", "body": answer.body})
+
+
+@pytest.fixture(scope="session")
+def families_server() -> Iterator[tuple[FakeFamilies, ServerThread]]:
+    fake = FakeFamilies()
+    with ServerThread(fake) as server:
+        yield fake, server
+
+
+@pytest.fixture
+def families(families_server: tuple[FakeFamilies, ServerThread]) -> FakeFamilies:
+    families_server[0].reset()
+    return families_server[0]

@@ -18,9 +18,11 @@ from urllib.parse import urlsplit
 import yaml
 from vcr.serializers import yamlserializer
 
+from harness.errors import HarnessError
+
 CASSETTE_FORMAT_VERSION = 1
 
-EndpointKind = Literal["anthropic.messages", "openai.chat"]
+EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
 
 # Header values that are obviously not credentials. Anything else in a credential header is refused.
 _PLACEHOLDER = re.compile(
@@ -53,7 +55,7 @@ REDACTED = "<REDACTED>"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-class CassetteError(Exception):
+class CassetteError(HarnessError):
     """A cassette that cannot be used: missing, unreadable, wrong version, bad provenance, or holding a secret."""
 
     def __init__(self, file: str | Path, problem: str) -> None:
@@ -87,7 +89,7 @@ class RecordedRequest:
 
     @property
     def stream(self) -> bool:
-        return stream_flag(self.json)
+        return stream_flag(self.json, self.path)
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def scrub(interaction: Interaction) -> Interaction:
     resp = interaction.response
     body = _redact_body(req.body)
     return Interaction(
-        request=replace(req, headers=scrub_headers(req.headers), body=body, json=_parse_json(body)),
+        request=replace(req, headers=scrub_headers(req.headers), body=body, json=parse_json_body(body)),
         response=replace(
             resp,
             headers=scrub_headers(resp.headers, drop=ACCOUNT_HEADERS),
@@ -308,7 +310,8 @@ def _body_bytes(raw: Any) -> bytes:
     return b"".join(x if isinstance(x, bytes) else str(x).encode() for x in raw)
 
 
-def _parse_json(body: bytes) -> Any:
+def parse_json_body(body: bytes) -> Any:
+    """The JSON value of a body, or None when it is empty or not JSON."""
     if not body:
         return None
     try:
@@ -336,7 +339,7 @@ def _interaction(item: Any, path: Path, index: int) -> Interaction:
         path=_uri_path(uri),
         headers=_headers(req.get("headers"), path, f"{where}.request"),
         body=body,
-        json=_parse_json(body),
+        json=parse_json_body(body),
     )
     status = resp.get("status")
     if not isinstance(status, dict) or not isinstance(status.get("code"), int):
@@ -426,10 +429,15 @@ def endpoint_kind(path: str) -> EndpointKind | None:
         return "anthropic.messages"
     if p.endswith("/chat/completions"):
         return "openai.chat"
+    if p.endswith((":generateContent", ":streamGenerateContent")):  # Gemini: /v1beta/models/{model}:...
+        return "gemini.generate"
     return None
 
 
-def stream_flag(body_json: Any) -> bool:
+def stream_flag(body_json: Any, path: str = "") -> bool:
+    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
+    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
+        return True
     return isinstance(body_json, dict) and body_json.get("stream") is True
 
 
@@ -459,7 +467,7 @@ def match_endpoint(probe: Probe, recorded: RecordedRequest) -> str | None:
 
 
 def match_stream(probe: Probe, recorded: RecordedRequest) -> str | None:
-    got, want = stream_flag(probe.body_json), recorded.stream
+    got, want = stream_flag(probe.body_json, probe.path), recorded.stream
     if got == want:
         return None
     return f"stream {str(got).lower()} != {str(want).lower()}"

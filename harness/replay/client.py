@@ -6,16 +6,17 @@ Every transport or protocol failure surfaces as `ReplayError` (the harness repor
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
+from harness.replay.cassette import parse_json_body
 
 
-class ReplayError(Exception):
+class ReplayError(HarnessFailure):
     """The replay upstream refused a request, answered nonsense, or could not be reached."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
@@ -27,15 +28,6 @@ def _decode(body: str, encoding: str | None) -> bytes:
     if encoding == "base64":
         return base64.b64decode(body)
     return body.encode("utf-8")
-
-
-def _parse_json(body: bytes) -> Any:
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
 
 
 def _served(raw: Mapping[str, Any] | None) -> ServedAnswer | None:
@@ -67,8 +59,9 @@ def call_from_wire(raw: Mapping[str, Any]) -> UpstreamCall:
         path=str(raw["path"]),
         headers={str(k).lower(): str(v) for k, v in (raw.get("headers") or {}).items()},
         body=body,
-        json=_parse_json(body),
+        json=parse_json_body(body),
         served=_served(raw.get("served")),
+        query=str(raw.get("query") or ""),
     )
 
 

@@ -25,7 +25,9 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness import paths, sse
-from harness.cassette import (
+from harness.errors import ConfigError
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
+from harness.replay.cassette import (
     ACCOUNT_HEADERS,
     CREDENTIAL_HEADERS,
     REDACTED,
@@ -44,9 +46,9 @@ from harness.cassette import (
     write_cassette,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 3
+EXIT_FAILED = EXIT_FAILURES  # a scenario could not be recorded
 SUPPORTED_PROVIDERS = ("anthropic",)
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY"}
+PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_BASE_URL = {"anthropic": "https://api.anthropic.com"}
 KEY_PLACEHOLDER = "<ANTHROPIC_API_KEY>"
 
@@ -73,10 +75,6 @@ _VOLATILE_HEADER = re.compile(
     r"|cf-.*|x-envoy-.*|server-timing|strict-transport-security|x-robots-tag|content-length|content-encoding"
     r"|transfer-encoding|connection|keep-alive|vary|set-cookie|anthropic-organization-id)$"
 )
-
-
-class ConfigError(Exception):
-    """Bad configuration: exit 3 with this message."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,9 +498,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(
             f"provider {provider!r} is not supported yet (supported: {', '.join(SUPPORTED_PROVIDERS)})"
         )
-    key = os.environ.get(KEY_ENV[provider], "").strip()
+    key = os.environ.get(PROVIDER_KEY_ENV[provider], "").strip()
     if not key:
-        raise ConfigError(f"{KEY_ENV[provider]} is not set: export the {provider} API key to record with")
+        raise ConfigError(
+            f"{PROVIDER_KEY_ENV[provider]} is not set: export the {provider} API key to record with"
+        )
     folder = (args.cassettes_dir or paths.cassettes_dir()) / provider
     if not folder.is_dir():
         raise ConfigError(f"no cassettes folder {folder}")

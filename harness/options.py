@@ -1,0 +1,199 @@
+"""The plugin's options, declared once: the pytest plugin adds them all, and `certify` accepts those that
+make sense for it (with the same help) and passes them on to each child pytest run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.outcomes import KEY_ENV
+
+# How certify treats an option: "forward" passes the user's value on to every child pytest run;
+# "own" means certify reads it itself (it starts the gateway / replay upstream); "plugin" is pytest only.
+Use = Literal["forward", "own", "plugin"]
+
+
+@dataclass(frozen=True)
+class Option:
+    flags: tuple[str, ...]
+    kwargs: Mapping[str, Any]
+    use: Use
+    certify_kwargs: Mapping[str, Any] = field(default_factory=dict)  # certify's differences (e.g. repeatable)
+    path: bool = False  # a file path: made absolute before it is forwarded
+
+    @property
+    def dest(self) -> str:
+        return str(self.kwargs.get("dest") or self.flags[0].lstrip("-").replace("-", "_"))
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        ("--gateway-url",),
+        {
+            "metavar": "URL",
+            "help": "OpenAI base URL of the gateway under test "
+            "(as an SDK takes it, e.g. http://127.0.0.1:8080/openai/v1). Enables the rules.",
+        },
+        "own",
+    ),
+    Option(
+        ("--gateway-key",),
+        {"metavar": "KEY", "help": f"API key for the gateway (default: ${KEY_ENV})."},
+        "own",
+    ),
+    Option(
+        ("--profile",),
+        {"metavar": "NAME", "help": "which documented gateway's rules to run (ezat, lyrouter, relay)."},
+        "own",
+        certify_kwargs={
+            "action": "append",
+            "help": "profile(s) to certify (repeatable; default: every profile with rules; "
+            "with --gateway-url: exactly one).",
+        },
+    ),
+    Option(
+        ("--model-map",),
+        {
+            "metavar": "FILE",
+            "help": "YAML mapping of model roles ($MODEL, ...) to your model ids; "
+            "a role mapped to null makes its rules NOT_APPLICABLE.",
+        },
+        "own",
+        path=True,
+    ),
+    Option(
+        ("--replay-url",),
+        {
+            "metavar": "URL",
+            "help": "a replay upstream that is already running (gateway-conformance serve-upstream).",
+        },
+        "own",
+    ),
+    Option(
+        ("--replay-port",),
+        {
+            "metavar": "P",
+            "type": int,
+            "help": "serve the replay upstream on 127.0.0.1:P "
+            "(point the gateway's provider base URLs there).",
+        },
+        "own",
+    ),
+    Option(
+        ("--upstream",),
+        {
+            "choices": ("replay", "live"),
+            "default": "replay",
+            "help": "replay: the gateway talks to the replay upstream (default); live: to real providers, "
+            "rules that need a scripted upstream are NOT_APPLICABLE.",
+        },
+        "own",
+    ),
+    Option(
+        ("--rule",),
+        {
+            "metavar": "GLOB",
+            "action": "append",
+            "default": [],
+            "help": "run only rules whose id matches (repeatable), e.g. 'ezat/streaming/*'.",
+        },
+        "forward",
+    ),
+    Option(
+        ("--rule-timeout",),
+        {
+            "metavar": "S",
+            "type": float,
+            "default": 30.0,
+            "help": "seconds a rule may take before the gateway's answer counts as hung (default 30).",
+        },
+        "forward",
+    ),
+    Option(
+        ("--feature",),
+        {
+            "metavar": "NAME",
+            "action": "append",
+            "default": [],
+            "help": "declare an optional feature the gateway has or the run allows "
+            "(e.g. slow, loopback-downloads); repeatable.",
+        },
+        "own",
+    ),
+    Option(
+        ("--strict-rules",),
+        {
+            "action": "store_true",
+            "dest": "gc_strict",
+            "help": "a failed SHOULD or MAY rule is a FAIL, not a WARN (pytest already owns --strict).",
+        },
+        "forward",
+        certify_kwargs={"flags": ("--strict", "--strict-rules")},
+    ),
+    Option(
+        ("--expectations",),
+        {
+            "metavar": "FILE",
+            "help": "known failures of this gateway (YAML, specs/schema/expectations.schema.json): they "
+            "become XFAIL; an XPASS, an expired entry or an entry naming no rule fails the run.",
+        },
+        "forward",
+        path=True,
+    ),
+    Option(
+        ("--write-expectations",),
+        {
+            "metavar": "FILE",
+            "help": "write an expectations file covering this run's failures (fill in the reasons).",
+        },
+        "forward",
+        path=True,
+    ),
+    Option(
+        ("--report-json",),
+        {
+            "metavar": "PATH",
+            "help": "write every rule's outcome to this JSON file (specs/schema/report.schema.json).",
+        },
+        "plugin",
+    ),
+)
+
+
+def plugin_options() -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """(flags, kwargs) for pytest's `group.addoption`."""
+    for opt in OPTIONS:
+        yield opt.flags, dict(opt.kwargs)
+
+
+def add_certify_options(parser: argparse.ArgumentParser) -> None:
+    """The plugin options certify accepts, with the plugin's help unless certify's differs."""
+    for opt in OPTIONS:
+        if opt.use == "plugin":
+            continue
+        kwargs = {**opt.kwargs, **opt.certify_kwargs}
+        flags = kwargs.pop("flags", opt.flags)
+        kwargs["dest"] = opt.dest
+        parser.add_argument(*flags, **kwargs)
+
+
+def forwarded_args(args: argparse.Namespace) -> list[str]:
+    """The child pytest's arguments for the forwarded options the user set."""
+    out: list[str] = []
+    for opt in OPTIONS:
+        if opt.use != "forward":
+            continue
+        value = getattr(args, opt.dest, None)
+        default = opt.kwargs.get("default")
+        if value is None or value == default or value is False:
+            continue
+        flag = opt.flags[0]
+        if value is True:
+            out.append(flag)
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            out += [flag, str(Path(item).resolve()) if opt.path else str(item)]
+    return out

@@ -1,0 +1,88 @@
+"""The suite's shared words, owned here once: outcome names, verdicts and exit codes, variant labels,
+the case-marker pattern, per-area counting, the gateway-key variable. Pure: imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+OutcomeName = Literal["PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS"]
+PASS: OutcomeName = "PASS"
+FAIL: OutcomeName = "FAIL"
+WARN: OutcomeName = "WARN"
+SKIP: OutcomeName = "SKIP"
+NOT_APPLICABLE: OutcomeName = "NOT_APPLICABLE"
+HARNESS_ERROR: OutcomeName = "HARNESS_ERROR"
+XFAIL: OutcomeName = "XFAIL"  # a failure the vendor's expectations file declares
+XPASS: OutcomeName = "XPASS"  # a declared failure that passed: the expectations file is stale
+
+# What the runner itself can produce for one rule variant.
+RUN_OUTCOMES: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, SKIP, NOT_APPLICABLE, HARNESS_ERROR)
+# Every outcome a results document counts (after expectations are applied).
+OUTCOMES: tuple[OutcomeName, ...] = (*RUN_OUTCOMES, XFAIL, XPASS)
+# The columns of every per-area table (terminal, summary.md), in this order.
+SHOWN: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, NOT_APPLICABLE, HARNESS_ERROR)
+# Outcomes a human should look at, worst first.
+OUTCOME_ORDER: tuple[OutcomeName, ...] = (FAIL, XPASS, HARNESS_ERROR, WARN, XFAIL, PASS, NOT_APPLICABLE, SKIP)
+PROBLEMS: frozenset[str] = frozenset({FAIL, WARN, HARNESS_ERROR, XPASS})
+NOT_JUDGED: frozenset[str] = frozenset({NOT_APPLICABLE, SKIP})
+
+# Exit codes of every command (README "What certify does").
+EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
+
+Verdict = Literal["PASS", "FAIL", "INCOMPLETE"]
+VERDICT_EXIT: Mapping[str, int] = {"PASS": EXIT_OK, "FAIL": EXIT_FAILURES, "INCOMPLETE": EXIT_HARNESS}
+
+# The environment variable that carries the gateway's API key (never written to a report).
+KEY_ENV = "GC_GATEWAY_KEY"
+
+# `[gc:<rule-id>#<hex nonce>]`, put into the first user message so the replay upstream can route.
+MARKER_PATTERN = r"\[gc:[A-Za-z0-9/._-]+#[0-9a-f]{6,32}\]"
+MARKER_RE = re.compile(MARKER_PATTERN)
+MARKER_RE_BYTES = re.compile(MARKER_PATTERN.encode())
+
+
+def variant_label(variant: Mapping[str, Any]) -> str:
+    """`stream=true,n=2`: how a rule variant is named in reports and node ids."""
+    return ",".join(f"{k}={json.dumps(v)}" for k, v in variant.items())
+
+
+def verdict(document: Mapping[str, Any]) -> Verdict:
+    """One results document's verdict: INCOMPLETE (the suite failed), FAIL, or PASS."""
+    totals = document["totals"]
+    if totals.get(HARNESS_ERROR, 0) or document.get("collection_errors", 0):
+        return "INCOMPLETE"
+    # A rotted expectations file fails the run (exit 1) even when every rule was as expected.
+    if totals.get(FAIL, 0) or totals.get(XPASS, 0) or document.get("expectation_problems"):
+        return "FAIL"
+    return "PASS"
+
+
+def overall_verdict(documents: Iterable[Mapping[str, Any]]) -> Verdict:
+    verdicts = {verdict(d) for d in documents}
+    return next((v for v in ("INCOMPLETE", "FAIL") if v in verdicts), "PASS")  # type: ignore[return-value]
+
+
+def exit_code(documents: Sequence[Mapping[str, Any]]) -> int:
+    """The exit code of a run over these results documents (0/1/2, as the verdict says)."""
+    return VERDICT_EXIT[overall_verdict(documents)]
+
+
+def count_outcomes(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Totals by outcome, every outcome present (zeros included)."""
+    totals: dict[str, int] = {name: 0 for name in OUTCOMES}
+    for result in results:
+        totals[result["outcome"]] = totals.get(result["outcome"], 0) + 1
+    return totals
+
+
+def area_rows(document: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
+    """Outcome counts per area of one results document, areas sorted by name."""
+    areas: dict[str, dict[str, int]] = {}
+    for result in document["results"]:
+        counts = areas.setdefault(result["area"], {})
+        counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
+    return sorted(areas.items())

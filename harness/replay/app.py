@@ -1,0 +1,191 @@
+"""The replay upstream's ASGI app: provider endpoints answered by case marker, the control API, the files.
+
+Control API (JSON): `POST /__gc/cases` {marker, rule, upstream} → 201; `GET /__gc/calls?marker=M`;
+`DELETE /__gc/cases?marker=M` (no marker: every case); `GET|DELETE /__gc/diagnostics`;
+`GET /__gc/fetches` (file-server requests); `GET /__gc/health`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from harness.replay.cassette import endpoint_kind, match
+from harness.replay.files import serve_file
+from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
+from harness.replay.sending import PlanResponse
+from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body
+
+
+def _header_dict(request: Request) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in request.headers.items():
+        out[k] = f"{out[k]}, {v}" if k in out else v
+    return out
+
+
+def _served_record(plan: Plan, answer: Answer) -> dict[str, Any]:
+    text, enc = encode_body(plan.body)
+    return {
+        "status": plan.status,
+        "headers": dict(plan.headers),
+        "body": text,
+        "body_encoding": enc,
+        "cassette": answer.cassette,
+        "interaction": answer.interaction,
+        "fault": plan.fault,
+    }
+
+
+def _error_response(kind: str | None, status: int, message: str) -> Response:
+    return Response(error_body(kind, status, message), status, media_type="application/json")
+
+
+def _scripted_error(kind: str | None, message: str) -> Answer:
+    body = error_body(kind, 400, f"gateway-conformance replay: {message}")
+    return Answer(status=400, headers=(("content-type", "application/json"),), body=body, sse=False)
+
+
+def _no_case_message(seen: list[str]) -> tuple[str, str]:
+    if seen:
+        return "unknown-marker", f"case marker {seen[0]} is not registered (stale or from another run)"
+    return "unmarked", "the request carries no case marker [gc:<rule>#<nonce>]; was the user text dropped?"
+
+
+class ReplayEndpoints:
+    """The request handlers, over one ReplayState."""
+
+    def __init__(self, state: ReplayState) -> None:
+        self.state = state
+
+    async def upstream(self, request: Request) -> Response:
+        """A provider endpoint: find the case by marker, record the call, answer with its plan."""
+        state, path = self.state, request.url.path
+        kind = endpoint_kind(path)
+        body = await request.body()
+        if kind is None or request.method != "POST":
+            state.diagnose("unknown-path", f"{request.method} {path} is not an upstream endpoint", path, body)
+            msg = f"gateway-conformance replay: no upstream endpoint {request.method} {path}"
+            return Response(error_body(kind, 404, msg, "not_found_error"), 404, media_type="application/json")
+        case, seen = state.find_case(body)
+        if case is None:
+            diag, msg = _no_case_message(seen)
+            state.diagnose(diag, msg, path, body, markers=seen)
+            return _error_response(kind, 400, f"gateway-conformance replay: {msg}")
+        text, enc = encode_body(body)
+        call: dict[str, Any] = {
+            "method": request.method,
+            "path": path,
+            "query": request.url.query,
+            "headers": _header_dict(request),
+            "body": text,
+            "body_encoding": enc,
+            "received_at": time.time(),
+            "served": None,
+        }
+        answer = self._answer(case, kind, request.method, path, body)
+        plan = plan_answer(answer, case.upstream, kind)
+        # Recorded before sending: the harness may ask as soon as the gateway has answered.
+        call["served"] = _served_record(plan, answer)
+        state.add_call(case, call)
+
+        def on_disconnect(sent: int) -> None:
+            call["served"] = {
+                **call["served"],
+                "body": encode_body(plan.body[:sent])[0],
+                "client_disconnected": True,
+            }
+
+        return PlanResponse(plan, on_disconnect)
+
+    def _answer(self, case: Case, kind: str | None, method: str, path: str, body: bytes) -> Answer:
+        """What the case scripts for this call: an injected fault, or the matching cassette interaction."""
+        fault = case.upstream.get("fault") or {}
+        if "status" in fault:
+            return fault_answer(kind, fault)
+        if case.cassette is None:
+            return _scripted_error(kind, f"no upstream answer is scripted for rule {case.rule}")
+        try:
+            body_json = json.loads(body) if body else None
+        except ValueError:
+            body_json = None
+        result = match(case.cassette, method, path, body_json)
+        if not result.ok:
+            msg = f"cassette {case.cassette.name}: {result.describe()}"
+            self.state.diagnose("no-match", msg, path, body, marker=case.marker, rule=case.rule)
+            return _scripted_error(kind, msg)
+        return cassette_answer(case.cassette, self.state.next_interaction(case, result.candidates))
+
+    async def register(self, request: Request) -> Response:
+        try:
+            payload = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "body must be JSON"}, 400)
+        if not isinstance(payload, dict) or not isinstance(payload.get("marker"), str):
+            return JSONResponse({"error": "expected {marker: str, rule: str, upstream: object|null}"}, 400)
+        try:
+            case = await asyncio.to_thread(
+                self.state.register,
+                payload["marker"],
+                str(payload.get("rule") or ""),
+                payload.get("upstream"),
+            )
+        except ReplayConfigError as exc:
+            return JSONResponse({"error": str(exc)}, 400)
+        return JSONResponse({"marker": case.marker, "rule": case.rule}, 201)
+
+    async def calls(self, request: Request) -> Response:
+        marker = request.query_params.get("marker")
+        if not marker:
+            return JSONResponse({"error": "marker query parameter required"}, 400)
+        try:
+            snap = self.state.snapshot(marker)
+        except ReplayConfigError as exc:
+            return JSONResponse({"error": str(exc)}, 400)
+        if snap is None:
+            return JSONResponse({"error": f"unknown marker {marker}"}, 404)
+        return JSONResponse(snap)
+
+    async def forget(self, request: Request) -> Response:
+        try:
+            n = self.state.forget(request.query_params.get("marker"))
+        except ReplayConfigError as exc:
+            return JSONResponse({"error": str(exc)}, 400)
+        return JSONResponse({"deleted": n})
+
+    async def diagnostics(self, request: Request) -> Response:
+        if request.method == "DELETE":
+            self.state.clear_diagnostics()
+        return JSONResponse({"diagnostics": self.state.diagnostics()})
+
+    async def fetches(self, request: Request) -> Response:
+        return JSONResponse({"fetches": self.state.fetches()})
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def files(self, request: Request) -> Response:
+        self.state.note_fetch(request.url.path, request.headers)
+        return await serve_file(request, request.path_params["name"])
+
+
+def build_app(state: ReplayState) -> Starlette:
+    ep = ReplayEndpoints(state)
+    routes = [
+        Route("/__gc/health", ep.health, methods=["GET"]),
+        Route("/__gc/cases", ep.register, methods=["POST"]),
+        Route("/__gc/cases", ep.forget, methods=["DELETE"]),
+        Route("/__gc/calls", ep.calls, methods=["GET"]),
+        Route("/__gc/diagnostics", ep.diagnostics, methods=["GET", "DELETE"]),
+        Route("/__gc/fetches", ep.fetches, methods=["GET"]),
+        Route("/__gc/files/{name:path}", ep.files, methods=["GET"]),
+        Route("/{path:path}", ep.upstream, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+    return Starlette(routes=routes)

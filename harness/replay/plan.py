@@ -1,0 +1,252 @@
+"""What to send: a pure plan built from the answer (cassette or fault) and the case's upstream options."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.replay.cassette import Cassette
+
+HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "date", "server"})
+DEFAULT_STREAM_ERROR: Mapping[str, Any] = {"type": "overloaded_error", "message": "Overloaded"}
+BIG_FILE_BYTES = 10 * 1024 * 1024 + 1  # over "10 MB" whichever way a doc counts it
+
+# Anthropic's error type for a status (wire-reference §1.8), used for fault bodies given without one.
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+# What to send: a pure plan built from the answer and the case's upstream options
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: tuple[tuple[str, str], ...]  # lower-case names, hop-by-hop removed
+    body: bytes
+    sse: bool
+    cassette: str | None = None
+    interaction: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    chunks: tuple[tuple[float, bytes], ...]  # (seconds to wait before, bytes)
+    first_byte_delay: float = 0.0
+    abort: bool = False  # close the connection after the chunks instead of finishing the body
+    fault: Mapping[str, Any] | None = None  # the fault options actually applied
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(c for _, c in self.chunks)
+
+
+def split_events(body: bytes) -> list[bytes]:
+    """SSE events with their terminating blank line; a trailing partial event is kept as is."""
+    events: list[bytes] = []
+    pos = 0
+    for m in re.finditer(rb"\r?\n\r?\n", body):
+        events.append(body[pos : m.end()])
+        pos = m.end()
+    if pos < len(body):
+        events.append(body[pos:])
+    return events
+
+
+# Gemini's canonical status for an HTTP status (google.rpc.Code names, as the Gemini API sends them).
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def _gemini_error(status: int, message: str) -> dict[str, Any]:
+    code = _GEMINI_STATUS.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+    return {"error": {"code": status, "message": message, "status": code}}
+
+
+def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
+    """A mid-stream error in the provider's own framing (Anthropic `event: error`, OpenAI and Gemini a data line)."""
+    if kind == "openai.chat":
+        err = {"message": error.get("message", ""), "type": error.get("type"), "param": None, "code": None}
+        return b"data: " + json.dumps({"error": err}).encode() + b"\n\n"
+    if kind == "gemini.generate":
+        code = error.get("code")
+        body = _gemini_error(code if isinstance(code, int) else 503, str(error.get("message", "")))
+        return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
+    return b"event: error\ndata: " + json.dumps({"type": "error", "error": dict(error)}).encode() + b"\n\n"
+
+
+def error_body(kind: str | None, status: int, message: str, error_type: str | None = None) -> bytes:
+    """A provider-style error envelope: OpenAI's on the chat channel, Gemini's on generateContent,
+    Anthropic's elsewhere."""
+    if kind == "gemini.generate":
+        return json.dumps(_gemini_error(status, message)).encode()
+    etype = error_type or _ANTHROPIC_ERROR_TYPES.get(
+        status, "api_error" if status >= 500 else "invalid_request_error"
+    )
+    if kind == "openai.chat":
+        return json.dumps(
+            {"error": {"message": message, "type": etype, "param": None, "code": None}}
+        ).encode()
+    return json.dumps({"type": "error", "error": {"type": etype, "message": message}}).encode()
+
+
+def fault_answer(kind: str | None, fault: Mapping[str, Any]) -> Answer:
+    status = int(fault["status"])
+    body = fault.get("body")
+    headers = {k.lower(): str(v) for k, v in (fault.get("headers") or {}).items()}
+    if body is None:
+        data = error_body(kind, status, f"gateway-conformance replay: injected {status}")
+        ctype = "application/json"
+    elif isinstance(body, str):
+        data = body.encode("utf-8")
+        try:
+            json.loads(body)
+            ctype = "application/json"
+        except ValueError:
+            ctype = "text/plain; charset=utf-8"
+    else:
+        data = json.dumps(body).encode()
+        ctype = "application/json"
+    headers.setdefault("content-type", ctype)
+    return Answer(
+        status=status,
+        headers=tuple(headers.items()),
+        body=data,
+        sse=headers["content-type"].startswith("text/event-stream"),
+    )
+
+
+def _recut(pieces: list[tuple[float, bytes]], sizes: list[int]) -> list[tuple[float, bytes]]:
+    """Re-cut the byte stream at the given sizes (cycled), keeping each delay at its byte offset."""
+    out: list[tuple[float, bytes]] = []
+    i = 0
+    for delay, data in pieces:
+        pending_delay = delay
+        pos = 0
+        while pos < len(data):
+            size = sizes[i % len(sizes)]
+            i += 1
+            out.append((pending_delay, data[pos : pos + size]))
+            pending_delay = 0.0
+            pos += size
+    return out
+
+
+def _sse_pieces(
+    body: bytes,
+    upstream: Mapping[str, Any],
+    fault: Mapping[str, Any],
+    kind: str | None,
+    applied: dict[str, Any],
+) -> list[tuple[float, bytes]]:
+    """A stream's events as (delay, bytes): a mid-stream error injected, paced, paused."""
+    events = split_events(body)
+    if "error_after_events" in fault:
+        n = int(fault["error_after_events"])
+        err = fault.get("error") or DEFAULT_STREAM_ERROR
+        events = [*events[:n], error_event(kind, err)]
+        applied["error_after_events"] = n
+        applied["error"] = err
+    pacing = float(upstream.get("pacing") or 0)
+    pause = fault.get("pause_after_events")
+    pieces = []
+    for i, ev in enumerate(events):
+        delay = pacing if i > 0 else 0.0
+        if pause and i == int(pause["events"]):
+            delay += float(pause["seconds"])
+            applied["pause_after_events"] = pause
+        pieces.append((delay, ev))
+    if pause and int(pause["events"]) >= len(events):  # pause after the last event, before the end
+        pieces.append((float(pause["seconds"]), b""))
+        applied["pause_after_events"] = pause
+    return pieces
+
+
+def _cut_at(pieces: list[tuple[float, bytes]], limit: int) -> list[tuple[float, bytes]]:
+    """The pieces up to `limit` bytes in all (drop_after_bytes)."""
+    kept: list[tuple[float, bytes]] = []
+    sent = 0
+    for delay, data in pieces:
+        if sent >= limit:
+            break
+        take = data[: limit - sent]
+        kept.append((delay, take))
+        sent += len(take)
+    return kept
+
+
+def plan_answer(answer: Answer, upstream: Mapping[str, Any], kind: str | None) -> Plan:
+    fault = dict(upstream.get("fault") or {})
+    applied: dict[str, Any] = {}
+    headers = dict(answer.headers)
+    if "status" not in fault and fault.get("headers"):
+        headers.update({k.lower(): str(v) for k, v in fault["headers"].items()})
+        applied["headers"] = fault["headers"]
+    elif "status" in fault:
+        applied.update({k: fault[k] for k in ("status", "body", "headers") if k in fault})
+
+    body = answer.body
+    pieces = _sse_pieces(body, upstream, fault, kind, applied) if answer.sse else [(0.0, body)]
+    rechunk = upstream.get("rechunk")
+    if rechunk:
+        pieces = _recut(pieces, [1] if rechunk == "bytewise" else [int(s) for s in rechunk])
+    abort = "drop_after_bytes" in fault
+    if abort:
+        pieces = _cut_at(pieces, int(fault["drop_after_bytes"]))
+        applied["drop_after_bytes"] = int(fault["drop_after_bytes"])
+
+    if answer.sse:
+        headers.pop("content-length", None)  # chunked: the server frames each piece
+    else:
+        # The full length even when dropping: the client then sees a body cut short.
+        headers["content-length"] = str(len(body))
+    delay = float(fault.get("first_byte_delay") or 0)
+    if delay:
+        applied["first_byte_delay"] = delay
+    return Plan(
+        status=answer.status,
+        headers=tuple(headers.items()),
+        chunks=tuple(pieces),
+        first_byte_delay=delay,
+        abort=abort,
+        fault=applied or None,
+    )
+
+
+def cassette_answer(cassette: Cassette, index: int) -> Answer:
+    resp = cassette.interactions[index].response
+    headers = tuple((k, v) for k, values in resp.headers.items() if k not in HOP_BY_HOP for v in values)
+    return Answer(
+        status=resp.status,
+        headers=headers,
+        body=resp.body,
+        sse=resp.is_sse,
+        cassette=cassette.name,
+        interaction=index,
+    )

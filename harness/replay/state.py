@@ -1,0 +1,227 @@
+"""The replay upstream's state: registered cases by marker, the calls each received, diagnostics.
+
+Touched from the server loop and, through ReplayServer, from other threads: one lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.outcomes import MARKER_RE
+from harness.replay.cassette import Cassette, CassetteError, load_named, redact_text
+
+UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk"})
+FAULT_KEYS = frozenset(
+    {
+        "status",
+        "body",
+        "headers",
+        "error_after_events",
+        "error",
+        "drop_after_bytes",
+        "first_byte_delay",
+        "pause_after_events",
+    }
+)
+_MAX_DIAGNOSTICS = 10000  # bounded memory for a long-running serve-upstream; entries carry `seq`
+
+
+class ReplayConfigError(ConfigError):
+    """A case registration the replay upstream cannot honour (bad upstream block, unusable cassette)."""
+
+
+# State (touched from the server loop and, through ReplayServer, from other threads: one lock)
+
+
+def normalize_marker(marker: str) -> str:
+    m = marker.strip()
+    if not m.startswith("["):
+        m = f"[{m}]" if m.startswith("gc:") else f"[gc:{m}]"
+    if not MARKER_RE.fullmatch(m):
+        raise ReplayConfigError(f"not a case marker: {marker!r} (expected [gc:<rule-id>#<hex nonce>])")
+    return m
+
+
+def encode_body(body: bytes) -> tuple[str, str]:
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(body).decode("ascii"), "base64"
+
+
+def _validate_upstream(upstream: Any) -> dict[str, Any]:
+    if upstream is None:
+        return {}
+    if not isinstance(upstream, dict):
+        raise ReplayConfigError("upstream must be an object or null")
+    unknown = set(upstream) - UPSTREAM_BLOCK_KEYS
+    if unknown:
+        raise ReplayConfigError(f"unknown upstream keys: {', '.join(sorted(unknown))}")
+    fault = upstream.get("fault")
+    if fault is not None:
+        if not isinstance(fault, dict):
+            raise ReplayConfigError("upstream.fault must be an object")
+        bad = set(fault) - FAULT_KEYS
+        if bad:
+            raise ReplayConfigError(f"unknown fault keys: {', '.join(sorted(bad))}")
+        if "status" in fault and not (isinstance(fault["status"], int) and 100 <= fault["status"] <= 599):
+            raise ReplayConfigError("fault.status must be an integer 100-599")
+    rechunk = upstream.get("rechunk")
+    if (
+        rechunk is not None
+        and rechunk != "bytewise"
+        and not (
+            isinstance(rechunk, list) and rechunk and all(isinstance(s, int) and s >= 1 for s in rechunk)
+        )
+    ):
+        raise ReplayConfigError(
+            "upstream.rechunk must be 'bytewise' or a non-empty list of positive integers"
+        )
+    return dict(upstream)
+
+
+@dataclass
+class Case:
+    marker: str
+    rule: str
+    upstream: dict[str, Any]
+    cassette: Cassette | None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    consumed: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+
+class ReplayState:
+    def __init__(self, cassettes_dir: str | Path) -> None:
+        self.cassettes_dir = Path(cassettes_dir)
+        self._lock = threading.Lock()
+        self._cases: dict[str, Case] = {}
+        self._diagnostics: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
+        self._fetches: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
+        self._cassettes: dict[str, tuple[int, Cassette]] = {}
+        self._seq = 0
+
+    def _cassette(self, name: str) -> Cassette:
+        path = self.cassettes_dir / f"{name}.yaml"
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            mtime = -1
+        with self._lock:
+            hit = self._cassettes.get(name)
+        if hit and hit[0] == mtime:
+            return hit[1]
+        cassette = load_named(name, self.cassettes_dir)
+        with self._lock:
+            self._cassettes[name] = (mtime, cassette)
+        return cassette
+
+    def register(self, marker: str, rule: str, upstream: Any) -> Case:
+        key = normalize_marker(marker)
+        opts = _validate_upstream(upstream)
+        cassette = None
+        if opts.get("cassette"):
+            try:
+                cassette = self._cassette(str(opts["cassette"]))
+            except CassetteError as exc:
+                raise ReplayConfigError(f"cassette {opts['cassette']!r}: {exc.problem} ({exc.file})") from exc
+        case = Case(marker=key, rule=rule, upstream=opts, cassette=cassette)
+        with self._lock:
+            self._cases[key] = case
+        return case
+
+    def forget(self, marker: str | None) -> int:
+        with self._lock:
+            if marker is None:
+                n = len(self._cases)
+                self._cases.clear()
+                return n
+            return 1 if self._cases.pop(normalize_marker(marker), None) else 0
+
+    def case(self, marker: str) -> Case | None:
+        with self._lock:
+            return self._cases.get(normalize_marker(marker))
+
+    def find_case(self, body: bytes) -> tuple[Case | None, list[str]]:
+        """The registered case whose marker appears in `body`, and every marker seen."""
+        text = body.decode("utf-8", errors="replace")
+        found = MARKER_RE.findall(text)
+        if not found:
+            # A gateway may re-encode JSON (`\/`, `\u005b`): look at the decoded strings too.
+            try:
+                found = MARKER_RE.findall("\n".join(_strings(json.loads(text))))
+            except ValueError:
+                found = MARKER_RE.findall(text.replace("\\/", "/"))
+        with self._lock:
+            for m in found:
+                if m in self._cases:
+                    return self._cases[m], found
+        return None, found
+
+    def snapshot(self, marker: str) -> dict[str, Any] | None:
+        with self._lock:
+            case = self._cases.get(normalize_marker(marker))
+            if case is None:
+                return None
+            return {"marker": case.marker, "rule": case.rule, "calls": [dict(c) for c in case.calls]}
+
+    def add_call(self, case: Case, call: dict[str, Any]) -> None:
+        with self._lock:
+            case.calls.append(call)
+
+    def next_interaction(self, case: Case, candidates: tuple[int, ...]) -> int:
+        with self._lock:
+            n = case.consumed.get(candidates, 0)
+            case.consumed[candidates] = n + 1
+        return candidates[min(n, len(candidates) - 1)]
+
+    def diagnose(self, kind: str, message: str, path: str, body: bytes, **extra: Any) -> None:
+        excerpt = redact_text(body[:240].decode("utf-8", errors="replace"))
+        with self._lock:
+            self._seq += 1
+            entry = {
+                "seq": self._seq,
+                "kind": kind,
+                "message": message,
+                "path": path,
+                "excerpt": excerpt,
+                "at": time.time(),
+                **extra,
+            }
+            self._diagnostics.append(entry)
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._diagnostics)
+
+    def clear_diagnostics(self) -> None:
+        with self._lock:
+            self._diagnostics.clear()
+            self._fetches.clear()
+
+    def note_fetch(self, path: str, headers: Mapping[str, str]) -> None:
+        with self._lock:
+            self._fetches.append({"path": path, "user_agent": headers.get("user-agent"), "at": time.time()})
+
+    def fetches(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._fetches)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
