@@ -20,7 +20,7 @@ from vcr.serializers import yamlserializer
 
 CASSETTE_FORMAT_VERSION = 1
 
-EndpointKind = Literal["anthropic.messages", "openai.chat"]
+EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
 
 # Header values that are obviously not credentials. Anything else in a credential header is refused.
 _PLACEHOLDER = re.compile(
@@ -87,7 +87,7 @@ class RecordedRequest:
 
     @property
     def stream(self) -> bool:
-        return stream_flag(self.json)
+        return stream_flag(self.json, self.path)
 
 
 @dataclass(frozen=True)
@@ -426,10 +426,15 @@ def endpoint_kind(path: str) -> EndpointKind | None:
         return "anthropic.messages"
     if p.endswith("/chat/completions"):
         return "openai.chat"
+    if p.endswith((":generateContent", ":streamGenerateContent")):  # Gemini: /v1beta/models/{model}:...
+        return "gemini.generate"
     return None
 
 
-def stream_flag(body_json: Any) -> bool:
+def stream_flag(body_json: Any, path: str = "") -> bool:
+    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
+    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
+        return True
     return isinstance(body_json, dict) and body_json.get("stream") is True
 
 
@@ -459,7 +464,7 @@ def match_endpoint(probe: Probe, recorded: RecordedRequest) -> str | None:
 
 
 def match_stream(probe: Probe, recorded: RecordedRequest) -> str | None:
-    got, want = stream_flag(probe.body_json), recorded.stream
+    got, want = stream_flag(probe.body_json, probe.path), recorded.stream
     if got == want:
         return None
     return f"stream {str(got).lower()} != {str(want).lower()}"

@@ -155,3 +155,48 @@ def test_lyrouter_rules_pick_cassettes_by_channel_kind() -> None:
                 f"{rule.id}: {model} is served by an {kind} channel, cassette {rule.upstream['cassette']}"
             )
     assert not problems, "\n".join(problems)
+
+
+GEMINI = sorted((ROOT / "cassettes" / "gemini").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", GEMINI, ids=lambda p: p.stem)
+def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
+    """The Gemini API's REST wire (google-genai types): `:generateContent` answers one GenerateContentResponse,
+    `:streamGenerateContent?alt=sse` answers CRLF-framed `data:` events with no sentinel, each one a whole
+    response object; the last carries finishReason and usageMetadata. Function calls have no id. The official
+    SDK's own types parse every answer."""
+    import json
+
+    from google.genai import types
+
+    from harness.cassette import endpoint_kind
+
+    cassette = load_named(f"gemini/{path.stem}", cassettes_dir())
+    assert cassette.metadata.provider == "gemini" and cassette.metadata.origin == "synthesized"
+    for interaction in cassette.interactions:
+        request = interaction.request
+        assert endpoint_kind(request.path) == "gemini.generate"
+        assert request.path.startswith("/v1beta/models/")
+        assert request.uri.endswith(
+            ":streamGenerateContent?alt=sse" if request.stream else ":generateContent"
+        )
+        assert "stream" not in request.json, "Gemini streams by path, never by a body field"
+        text = interaction.response.body.decode("utf-8")
+        if interaction.response.status != 200:
+            error = json.loads(text)["error"]
+            assert error["code"] == interaction.response.status and error["status"].isupper()
+            continue
+        if not interaction.response.is_sse:
+            answer = types.GenerateContentResponse.model_validate(json.loads(text))
+            assert answer.candidates and answer.candidates[0].finish_reason is not None
+            assert answer.usage_metadata and answer.usage_metadata.total_token_count
+            assert all(c.id is None for c in answer.function_calls or [])
+            continue
+        assert text.endswith("\r\n\r\n") and "[DONE]" not in text
+        events = text[:-4].split("\r\n\r\n")
+        assert all(e.startswith("data: ") and "\n" not in e for e in events)
+        answers = [types.GenerateContentResponse.model_validate(json.loads(e[6:])) for e in events]
+        finishes = [a.candidates[0].finish_reason for a in answers]
+        assert finishes[-1] is not None and all(f is None for f in finishes[:-1])
+        assert len({a.response_id for a in answers}) == 1
