@@ -36,7 +36,7 @@ def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
     failing = am.error_interactions(name, 529, "overloaded_error", "Overloaded", {"x-should-retry": "true"})
     serving = om.ok_interactions(
         name,
-        "gpt-4o-mini-2024-07-18",
+        "gpt-4o-2024-08-06",
         "What is an API gateway?",
         {
             "content": ["FALLBACK-ANSWER-p2Wm:", " an API gateway is", " one entry point for many services."],
@@ -56,7 +56,7 @@ def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
     broken = am.catalogue()["stream-error-overloaded"][2]
     serving = om.ok_interactions(
         name,
-        "gpt-4o-mini-2024-07-18",
+        "gpt-4o-2024-08-06",
         "What is an API gateway?",
         {
             "content": ["FALLBACK-ANSWER-p2Wm:", " an API gateway is", " one entry point for many services."],

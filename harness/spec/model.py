@@ -15,7 +15,12 @@ RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
 # Expectation keys that only make sense for a streamed answer.
 STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
 # Expectation keys that read what the replay upstream saw or served.
-UPSTREAM_KEYS = frozenset({"upstream", "upstream_calls", "upstream_headers", "upstream_schema", "usage"})
+UPSTREAM_KEYS = frozenset(
+    {"upstream", "upstream_calls", "upstream_headers", "upstream_path", "upstream_schema", "usage"}
+)
+# Capabilities a rule may declare in `needs.harness` (specs/README.md, "Beyond one request"). A runner that does
+# not implement one must report the rule NOT_APPLICABLE instead of running part of it.
+HARNESS_CAPABILITIES = frozenset({"then", "upstream_path"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class Needs:
     models: frozenset[str]
     features: frozenset[str]
     without: frozenset[str]
+    harness: frozenset[str] = frozenset()  # HARNESS_CAPABILITIES this rule uses
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Rule:
     variants: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     upstream: Mapping[str, Any] | None = None
     when: tuple[Mapping[str, Any], ...] = ()
+    then: tuple[Mapping[str, Any], ...] = ()  # further requests after the first: {request?, delay?, expect}
     reading: str | None = None
     tags: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()
