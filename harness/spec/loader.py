@@ -127,6 +127,8 @@ def _capabilities_used(rule: Mapping[str, Any]) -> set[str]:
     ]
     if any("upstream_path" in e for e in expects):
         used.add("upstream_path")
+    if "${data_url:" in json.dumps(rule["request"]):
+        used.add("data_url")
     return used
 
 

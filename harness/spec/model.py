@@ -20,7 +20,7 @@ UPSTREAM_KEYS = frozenset(
 )
 # Capabilities a rule may declare in `needs.harness` (specs/README.md, "Beyond one request"). A runner that does
 # not implement one must report the rule NOT_APPLICABLE instead of running part of it.
-HARNESS_CAPABILITIES = frozenset({"then", "upstream_path"})
+HARNESS_CAPABILITIES = frozenset({"then", "upstream_path", "data_url"})
 
 
 @dataclass(frozen=True)
