@@ -94,6 +94,8 @@ def usage(u: dict[str, int], *, final: bool = True) -> dict[str, Any]:
     }
     if final and "thinking_tokens" in u:
         out["output_tokens_details"] = {"thinking_tokens": u["thinking_tokens"]}
+    if "web_search_requests" in u:  # §1.6 Usage.server_tool_use: the billed server tool requests
+        out["server_tool_use"] = {"web_fetch_requests": 0, "web_search_requests": u["web_search_requests"]}
     return out
 
 
@@ -102,8 +104,23 @@ def message(
 ) -> dict[str, Any]:
     content = []
     for b in blocks:
-        if b["type"] == "text":
+        if b["type"] == "text" and b.get("citations"):
+            content.append({"type": "text", "text": "".join(b["pieces"]), "citations": b["citations"]})
+        elif b["type"] == "text":
             content.append({"type": "text", "text": "".join(b["pieces"])})
+        elif b["type"] == "server_tool_use":
+            content.append(
+                {
+                    "type": "server_tool_use",
+                    "id": b["id"],
+                    "name": b["name"],
+                    "input": json.loads("".join(b["pieces"])),
+                }
+            )
+        elif b["type"] == "web_search_tool_result":
+            content.append(
+                {"type": "web_search_tool_result", "tool_use_id": b["tool_use_id"], "content": b["content"]}
+            )
         elif b["type"] == "thinking":
             content.append(
                 {"type": "thinking", "thinking": "".join(b["pieces"]), "signature": b["signature"]}
@@ -169,6 +186,21 @@ def sse_events(
         if b["type"] == "text":
             start = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in b["pieces"]]
+            if b.get(
+                "citations"
+            ):  # §1.7: a cited text block starts with `citations: []`, then citations_delta
+                start = {"type": "text", "text": "", "citations": []}
+                deltas = [{"type": "citations_delta", "citation": c} for c in b["citations"]] + deltas
+        elif b["type"] == "server_tool_use":
+            start = {"type": "server_tool_use", "id": b["id"], "name": b["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in b["pieces"]]
+        elif b["type"] == "web_search_tool_result":
+            start = {
+                "type": "web_search_tool_result",
+                "tool_use_id": b["tool_use_id"],
+                "content": b["content"],
+            }
+            deltas = []
         elif b["type"] == "thinking":
             start = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [{"type": "thinking_delta", "thinking": p} for p in b["pieces"]]
@@ -202,6 +234,11 @@ def sse_events(
     }
     if "thinking_tokens" in u:
         final_usage["output_tokens_details"] = {"thinking_tokens": u["thinking_tokens"]}
+    if "web_search_requests" in u:
+        final_usage["server_tool_use"] = {
+            "web_fetch_requests": 0,
+            "web_search_requests": u["web_search_requests"],
+        }
     delta: dict[str, Any] = {"stop_reason": stop_reason, "stop_sequence": extra.get("stop_sequence")}
     if extra.get("stop_details") is not None:
         delta["stop_details"] = extra["stop_details"]
@@ -509,6 +546,69 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
             }
         },
     )
+
+    # Claude's server-side web search (relay's anthropic_tools): a "let me search" text, the server_tool_use
+    # block, its web_search_tool_result, then the cited answer. WEB-ANSWER-k3Vd marks the answer text.
+    for name, stop, tail in (
+        ("web-search", "end_turn", [" Oslo has about 717,000 people."]),
+        ("web-search-paused", "pause_turn", []),
+    ):
+        srv = "srvtoolu_01" + _rand(name, "srv", 22)
+        results = [
+            {
+                "type": "web_search_result",
+                "url": "https://www.ssb.no/en/befolkning",
+                "title": "Population - Statistics Norway",
+                "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2Q"
+                + _rand(name, "enc", 24),
+                "page_age": "November 20, 2026",
+            },
+            {
+                "type": "web_search_result",
+                "url": "https://en.wikipedia.org/wiki/Oslo",
+                "title": "Oslo - Wikipedia",
+                "encrypted_content": "EpIHCioIARgBIiRkNGY2MzE3Mi05YzQ0LTRkZWYtYTM2Mi0wNWM0ZGNiNWU3ZGQ"
+                + _rand(name, "enc2", 24),
+                "page_age": None,
+            },
+        ]
+        citation = {
+            "type": "web_search_result_location",
+            "url": "https://www.ssb.no/en/befolkning",
+            "title": "Population - Statistics Norway",
+            "encrypted_index": "Eo8BCioIAhgBIiQ" + _rand(name, "idx", 24),
+            "cited_text": "Oslo had 717,710 inhabitants on 1 January 2026.",
+        }
+        blocks = [
+            text("Let me search", " for the current population of Oslo."),
+            {
+                "type": "server_tool_use",
+                "id": srv,
+                "name": "web_search",
+                "pieces": ['{"query": "Oslo population 2026"}'],
+            },
+            {"type": "web_search_tool_result", "tool_use_id": srv, "content": results},
+        ]
+        if tail:
+            blocks.append({"type": "text", "pieces": ["WEB-ANSWER-k3Vd:", *tail], "citations": [citation]})
+        c[name] = (
+            'Server-side web search: a text block, server_tool_use web_search (query "Oslo population 2026"), '
+            "web_search_tool_result with two results, "
+            + (
+                "then a cited text block starting WEB-ANSWER-k3Vd; usage.server_tool_use.web_search_requests 1."
+                if tail
+                else "then stop_reason pause_turn (the server loop stopped early); web_search_requests 1."
+            ),
+            "wire-reference.md §1.6 (content blocks, Usage.server_tool_use), §1.7 (citations_delta)",
+            ok_interactions(
+                name,
+                "How many people live in Oslo?",
+                blocks,
+                stop,
+                {"input_tokens": 2113, "output_tokens": 96, "web_search_requests": 1},
+                req_extra={"tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]},
+            ),
+        )
 
     # A stream that fails after HTTP 200 (event: error, §1.7); the non-streaming twin is a 529.
     name = "stream-error-overloaded"

@@ -1,6 +1,7 @@
 """A summary of the answer the replay upstream served: text, ids, stop reason, final usage, tool uses.
 
-Reads Anthropic Messages JSON or SSE, and OpenAI-compatible JSON or SSE (pass-through channels).
+Reads Anthropic Messages JSON or SSE, OpenAI-compatible JSON or SSE (pass-through channels), and Gemini
+`GenerateContentResponse` JSON or `alt=sse` events.
 Usage is normalised to Anthropic's meaning, so the same usage rules hold for both kinds of channel.
 """
 
@@ -33,7 +34,7 @@ class ToolUse:
 
 @dataclass(frozen=True)
 class UpstreamAnswer:
-    format: str  # "anthropic" | "openai"
+    format: str  # "anthropic" | "openai" | "gemini"
     stream: bool
     text: str = ""
     id: str | None = None
@@ -62,6 +63,8 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
         objects = [p.json for p in view.payloads if p.is_object]
         if any(isinstance(o.get("type"), str) and o["type"].startswith("message_") for o in objects):
             return _anthropic_stream(objects)
+        if objects and all(isinstance(o.get("candidates"), list) for o in objects):
+            return _gemini(objects, stream=True)
         chunks = view.completion_chunks
         return _openai(views.assemble(chunks), stream=True) if chunks else None
     parsed = views.parse_json(served.body)
@@ -72,6 +75,8 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
         return _anthropic_message(body)
     if isinstance(body.get("choices"), list):
         return _openai(body, stream=False)
+    if isinstance(body.get("candidates"), list):
+        return _gemini([body], stream=False)
     return None
 
 
@@ -224,4 +229,55 @@ def _openai_usage(usage: Any) -> dict[str, int]:
         "cache_read_input_tokens": cached,
         "cache_creation_input_tokens": written,
         "thinking_tokens": _int(completion.get("reasoning_tokens")),
+    }
+
+
+def _gemini(responses: list[Mapping[str, Any]], *, stream: bool) -> UpstreamAnswer:
+    """One GenerateContentResponse, or a stream's events (each holding only its new parts; the last usage wins)."""
+    text: list[str] = []
+    thinking: list[str] = []
+    tools: list[ToolUse] = []
+    stop_reason = None
+    usage: Mapping[str, Any] = {}
+    for response in responses:
+        candidates = response.get("candidates") or []
+        candidate = views.as_object(candidates[0] if candidates else None)
+        content = views.as_object(candidate.get("content"))
+        for part in content.get("parts") or []:
+            if not isinstance(part, Mapping):
+                continue
+            if isinstance(part.get("text"), str):
+                (thinking if part.get("thought") is True else text).append(part["text"])
+            elif isinstance(part.get("functionCall"), Mapping):
+                call = part["functionCall"]
+                tools.append(ToolUse(call.get("id"), call.get("name"), _compact(call.get("args", {}))))
+        if candidate.get("finishReason") is not None:
+            stop_reason = candidate["finishReason"]
+        if isinstance(response.get("usageMetadata"), Mapping):
+            usage = response["usageMetadata"]
+    last = responses[-1] if responses else {}
+    return UpstreamAnswer(
+        format="gemini",
+        stream=stream,
+        text="".join(text),
+        id=last.get("responseId"),
+        model=last.get("modelVersion"),
+        stop_reason=stop_reason,
+        usage=_gemini_usage(usage),
+        raw_usage=dict(usage),
+        tool_uses=tuple(tools),
+        thinking="".join(thinking),
+    )
+
+
+def _gemini_usage(usage: Mapping[str, Any]) -> dict[str, int]:
+    """usageMetadata in Anthropic terms: promptTokenCount includes cachedContentTokenCount; output includes thoughts."""
+    cached = _int(usage.get("cachedContentTokenCount"))
+    thoughts = _int(usage.get("thoughtsTokenCount"))
+    return {
+        "input_tokens": _int(usage.get("promptTokenCount")) - cached,
+        "output_tokens": _int(usage.get("candidatesTokenCount")) + thoughts,
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0,
+        "thinking_tokens": thoughts,
     }

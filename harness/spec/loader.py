@@ -105,7 +105,7 @@ def _line_of(node: yaml.Node | None, path: Sequence[Any]) -> int:
 
 def _needs(raw: Mapping[str, Any], rule: Mapping[str, Any]) -> Needs:
     expect_keys = set(rule["expect"])
-    for override in rule.get("when", ()):
+    for override in (*rule.get("when", ()), *rule.get("then", ())):
         expect_keys |= set(override["expect"])
     default_replay = "upstream" in rule or bool(expect_keys & UPSTREAM_SIDE_EXPECTATIONS)
     models = set(raw.get("models", ())) | set(placeholders_in(rule["request"]))
@@ -114,7 +114,23 @@ def _needs(raw: Mapping[str, Any], rule: Mapping[str, Any]) -> Needs:
         models=frozenset(models),
         features=frozenset(raw.get("features", ())),
         without=frozenset(raw.get("without", ())),
+        harness=frozenset(raw.get("harness", ())),
     )
+
+
+def _capabilities_used(rule: Mapping[str, Any]) -> set[str]:
+    """The HARNESS_CAPABILITIES a rule's data uses, which it must also declare in `needs.harness`."""
+    used = {"then"} if rule.get("then") else set()
+    expects = [
+        rule["expect"],
+        *(w["expect"] for w in rule.get("when", ())),
+        *(t["expect"] for t in rule.get("then", ())),
+    ]
+    if any("upstream_path" in e for e in expects):
+        used.add("upstream_path")
+    if "${data_url:" in json.dumps(rule["request"]):
+        used.add("data_url")
+    return used
 
 
 def load_rule_file(path: str | Path) -> RuleFile:
@@ -136,6 +152,11 @@ def load_rule_file(path: str | Path) -> RuleFile:
         if rule_id in seen:
             raise SpecError(name, line, f"duplicate rule id {rule_id!r} (first at line {seen[rule_id]})")
         seen[rule_id] = line
+        undeclared = sorted(_capabilities_used(merged) - set(merged.get("needs", {}).get("harness", ())))
+        if undeclared:
+            raise SpecError(
+                name, line, f"rule {rule_id!r} uses {', '.join(undeclared)}: declare it in needs.harness"
+            )
         src = merged["source"]
         doc = src.get("doc", file_source["doc"])
         # Rules live under specs/<profile>/; the id's first segment is that profile.
@@ -158,6 +179,7 @@ def load_rule_file(path: str | Path) -> RuleFile:
                 needs=_needs(merged.get("needs", {}), merged),
                 expect=merged["expect"],
                 when=tuple(merged.get("when", ())),
+                then=tuple(merged.get("then", ())),
                 file=name,
                 line=line,
             )

@@ -20,12 +20,16 @@ UPSTREAM_SIDE_EXPECTATIONS = frozenset(
         "upstream",
         "upstream_calls",
         "upstream_headers",
+        "upstream_path",
         "upstream_schema",
         "upstream_raw",
         "upstream_compare",
         "usage",
     }
 )
+# Capabilities a rule may declare in `needs.harness` (specs/README.md, "Beyond one request"). A runner that does
+# not implement one must report the rule NOT_APPLICABLE instead of running part of it.
+HARNESS_CAPABILITIES = frozenset({"then", "upstream_path", "data_url"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Needs:
     models: frozenset[str]
     features: frozenset[str]
     without: frozenset[str]
+    harness: frozenset[str] = frozenset()  # HARNESS_CAPABILITIES this rule uses
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class Rule:
     variants: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     upstream: Mapping[str, Any] | None = None
     when: tuple[Mapping[str, Any], ...] = ()
+    then: tuple[Mapping[str, Any], ...] = ()  # further requests after the first: {request?, delay?, expect}
     reading: str | None = None
     tags: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()

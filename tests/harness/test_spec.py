@@ -143,3 +143,54 @@ def test_rule_ids_are_unique_across_the_catalog() -> None:
 def test_unknown_profile_is_a_clear_error() -> None:
     with pytest.raises(SpecError, match="unknown profile 'nope'"):
         load_profile("nope")
+
+
+THEN = """\
+source: {doc: relay-chat-completions, section: "Caching & idempotency"}
+rules:
+  - id: demo/caching/replay
+    level: MUST
+    title: a repeat is replayed
+    source: {quote: "Idempotency-Replayed: true"}
+    request:
+      headers: {idempotency-key: $MARKER}
+      body: {model: $MODEL, messages: [{role: user, content: hi}]}
+    needs: {harness: [then]}
+    expect: {status: 200}
+    then:
+      - request: {headers: {x-relay-cache: "no"}}
+        expect:
+          headers: {idempotency-replayed: {equals: "true"}}
+          upstream_calls: 1
+"""
+
+
+def test_then_steps_and_harness_needs_are_carried(tmp_path: Path) -> None:
+    rule = load_rule_file(_write(tmp_path, THEN)).rules[0]
+    assert rule.needs.harness == {"then"}
+    assert [step["expect"]["upstream_calls"] for step in rule.then] == [1]
+    assert rule.then[0]["request"] == {"headers": {"x-relay-cache": "no"}}
+    assert rule.needs.replay, "an upstream check in a step needs the replay upstream"
+
+
+@pytest.mark.parametrize(
+    ("edit", "capability"),
+    [
+        (lambda t: t.replace("    needs: {harness: [then]}\n", ""), "then"),
+        (lambda t: t.replace("upstream_calls: 1", "upstream_path: [{matches: 'x'}]"), "upstream_path"),
+        (
+            lambda t: t.replace(
+                "content: hi", "content: [{type: image_url, image_url: {url: '${data_url:image/png:9}'}}]"
+            ),
+            "data_url",
+        ),
+    ],
+)
+def test_a_capability_used_but_not_declared_is_refused(tmp_path: Path, edit, capability: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SpecError, match=f"uses .*{capability}.*declare it in needs.harness"):
+        load_rule_file(_write(tmp_path, edit(THEN)))
+
+
+def test_unknown_harness_capability_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="needs/harness"):
+        load_rule_file(_write(tmp_path, THEN.replace("harness: [then]", "harness: [then, teleport]")))

@@ -44,7 +44,7 @@ def test_rule_ids_are_unique_across_files() -> None:
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)
 def test_rule_paths_parse(rule) -> None:  # type: ignore[no-untyped-def]
-    for expect in (rule.expect, *(w["expect"] for w in rule.when)):
+    for expect in (rule.expect, *(w["expect"] for w in rule.when), *(t["expect"] for t in rule.then)):
         for kind in PATH_KINDS:
             for assertion in expect.get(kind, ()):
                 find({}, assertion["path"])  # raises PathError on a bad RFC 9535 path
@@ -169,6 +169,7 @@ def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
     import json
 
     from google.genai import types
+
     from harness.replay.cassette import endpoint_kind
 
     cassette = load_named(f"gemini/{path.stem}", cassettes_dir())

@@ -182,11 +182,30 @@ def test_rule_quote_occurs_in_its_doc(rule) -> None:  # type: ignore[no-untyped-
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_ledger_sections_are_doc_headings(path: Path) -> None:
     data = ledger(path)
+    unknown = sorted({s["section"] for s in data["sentences"]} - doc_headings(doc_text(data["doc"])))
+    assert not unknown, f"sections that are not headings of the doc: {unknown}"
+
+
+def doc_headings(text: str) -> set[str]:
+    """`## Heading` lines (ezat, lyrouter), or `#Heading` lines as the relay doc writes them; a doc whose first
+    line is not a heading has that line as its page title, which holds the introduction."""
+    lines = text.splitlines()
+    if any(line.startswith("## ") for line in lines):
+        return {line.lstrip("#").strip() for line in lines if line.startswith("## ")}
     headings = {
-        line.lstrip("#").strip() for line in doc_text(data["doc"]).splitlines() if line.startswith("## ")
+        line.lstrip("#").strip() for line in lines if line.startswith("#") and line.lstrip("#").strip()
     }
-    unknown = sorted({s["section"] for s in data["sentences"]} - headings)
-    assert not unknown, f"sections that are not `##` headings of the doc: {unknown}"
+    title = next((line.strip() for line in lines if line.strip()), "")
+    return headings | ({title} if title and not title.startswith("#") else set())
+
+
+def test_doc_headings_both_styles() -> None:
+    assert doc_headings("# T\n\n## A\ntext\n## B\n") == {"A", "B"}
+    assert doc_headings("Chat completions\n\nintro\n#Request\nx\n#Tool calling\n") == {
+        "Chat completions",
+        "Request",
+        "Tool calling",
+    }
 
 
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)

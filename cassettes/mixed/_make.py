@@ -1,0 +1,109 @@
+"""Regenerate the synthesized multi-family cassettes in this folder: `python cassettes/mixed/_make.py`.
+
+A gateway with a fallback chain across provider families (relay: "fallback along the model's fallback chain")
+calls two upstream endpoints for one request. The replay upstream picks a cassette's interactions by endpoint
+and stream flag, so one cassette can script both providers: every call to the first family's endpoint fails
+(the last interaction repeats, so retries fail too), every call to the second family's endpoint succeeds.
+The interactions are built with the family generators (`cassettes/<family>/_make.py`, imported, not copied);
+ids derive from the cassette name, so regenerating gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+DATE = "2026-11-29"
+
+
+def _load(family: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"{family}_make", HERE.parent / family / "_make.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
+    """name -> (providers, description, source, interactions)."""
+    am, om = _load("anthropic"), _load("openai")
+    c: dict[str, tuple[str, str, str, list[dict[str, Any]]]] = {}
+    name = "anthropic-529-then-openai"
+    failing = am.error_interactions(name, 529, "overloaded_error", "Overloaded", {"x-should-retry": "true"})
+    serving = om.ok_interactions(
+        name,
+        "gpt-4o-2024-08-06",
+        "What is an API gateway?",
+        {
+            "content": ["FALLBACK-ANSWER-p2Wm:", " an API gateway is", " one entry point for many services."],
+            "finish": "stop",
+            "usage": om.usage(31, 17),
+        },
+    )
+    c[name] = (
+        "anthropic, openai",
+        "Fallback across families: every Anthropic Messages call (either stream flag) gets HTTP 529 "
+        "overloaded_error; every OpenAI-compatible Chat Completions call gets a text answer starting "
+        "FALLBACK-ANSWER-p2Wm (finish_reason stop, usage chunk when streamed).",
+        "wire-reference.md §1.8 (529 overloaded_error), §2.3-§2.5 (chat.completion, chunks, usage chunk)",
+        [*failing, *serving],
+    )
+    name = "anthropic-stream-error-then-openai"
+    broken = am.catalogue()["stream-error-overloaded"][2]
+    serving = om.ok_interactions(
+        name,
+        "gpt-4o-2024-08-06",
+        "What is an API gateway?",
+        {
+            "content": ["FALLBACK-ANSWER-p2Wm:", " an API gateway is", " one entry point for many services."],
+            "finish": "stop",
+            "usage": om.usage(31, 17),
+        },
+    )
+    c[name] = (
+        "anthropic, openai",
+        "Anthropic streams three text deltas then fails with `event: error` overloaded_error after HTTP 200 (the "
+        "non-streaming call is a 529); an OpenAI-compatible fallback would answer FALLBACK-ANSWER-p2Wm — a "
+        "gateway that does not fall back after the first token never reaches it.",
+        "wire-reference.md §1.7 (mid-stream error), §1.8, §2.3-§2.5",
+        [*broken, *serving],
+    )
+    return c
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value and value.startswith(("event:", "data:")):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def main() -> None:
+    for name, (providers, description, source, interactions) in catalogue().items():
+        doc = {
+            "metadata": {
+                "origin": "synthesized",
+                "date": DATE,
+                "provider": providers,
+                "description": description,
+                "source": source,
+            },
+            "interactions": interactions,
+            "version": 1,
+        }
+        text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
+        (HERE / f"{name}.yaml").write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

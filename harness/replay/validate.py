@@ -1,0 +1,196 @@
+"""What a real provider refuses: the replay upstream validates each request like the API it plays, so a
+gateway that sends something the provider would reject fails, instead of being served a cassette.
+
+Pure: `refusal(kind, body)` returns the provider's complaint, or None when the request would be accepted.
+Only constraints the providers document and enforce are checked (wire-reference.md; Anthropic's Messages
+API reference: extended thinking, prompt caching, vision, tool use); anything unsure is left alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+MAX_CACHE_BREAKPOINTS = 4  # Anthropic: "up to 4 cache breakpoints"
+MIN_THINKING_BUDGET = 1024  # Anthropic: budget_tokens >= 1024 and < max_tokens
+
+# Magic bytes of the image types Anthropic accepts (base64 sources must decode to what they declare).
+_MAGIC: Mapping[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+    "application/pdf": (b"%PDF",),
+}
+
+
+def refusal(kind: str | None, body: Any) -> str | None:
+    """The first thing the provider behind `kind` would refuse in this request body, or None."""
+    if not isinstance(body, Mapping):
+        return None  # the body schema checks and the gateway's own framing are judged elsewhere
+    if kind == "anthropic.messages":
+        return next(anthropic_problems(body), None)
+    if kind == "openai.chat":
+        return next(openai_problems(body), None)
+    if kind == "gemini.generate":
+        return next(gemini_problems(body), None)
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _range(body: Mapping[str, Any], name: str, low: float, high: float) -> Iterator[str]:
+    value = body.get(name)
+    if value is not None and (not _number(value) or not low <= value <= high):
+        yield f"{name}: {value!r} is outside [{low:g}, {high:g}]"
+
+
+def anthropic_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    max_tokens = body.get("max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        yield f"max_tokens: required, a positive integer (got {max_tokens!r})"
+        return
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        yield "messages: at least one message is required"
+        return
+    yield from _range(body, "temperature", 0, 1)
+    yield from _range(body, "top_p", 0, 1)
+    yield from _thinking_problems(body, max_tokens)
+    yield from _cache_problems(body)
+    yield from _tool_problems(body, messages)
+    for i, block in _blocks(messages):
+        yield from _source_problems(i, block)
+
+
+def _thinking_problems(body: Mapping[str, Any], max_tokens: int) -> Iterator[str]:
+    thinking = body.get("thinking")
+    if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
+        yield f"thinking.budget_tokens: must be at least {MIN_THINKING_BUDGET} (got {budget!r})"
+    elif budget >= max_tokens:
+        yield f"thinking.budget_tokens: {budget} must be less than max_tokens ({max_tokens})"
+    if body.get("temperature") not in (None, 1):
+        yield "temperature: may only be set to 1 when thinking is enabled"
+    if body.get("top_k") is not None:
+        yield "top_k: cannot be set when thinking is enabled"
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+        yield "tool_choice: thinking may not be enabled when tool_choice forces tool use"
+
+
+def _cache_marks(value: Any) -> Iterator[None]:
+    if isinstance(value, Mapping):
+        if isinstance(value.get("cache_control"), Mapping):
+            yield None
+        for v in value.values():
+            yield from _cache_marks(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _cache_marks(v)
+
+
+def _cache_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    # Only where Anthropic reads breakpoints: tools, system, message blocks (not inside tool schemas).
+    tools = [
+        {k: v for k, v in t.items() if k != "input_schema"}
+        for t in body.get("tools") or []
+        if isinstance(t, Mapping)
+    ]
+    count = sum(1 for _ in _cache_marks([tools, body.get("system"), body.get("messages")]))
+    if count > MAX_CACHE_BREAKPOINTS:
+        yield f"cache_control: {count} blocks have it; at most {MAX_CACHE_BREAKPOINTS} cache breakpoints are allowed"
+
+
+def _content(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return content if isinstance(content, list) else []
+
+
+def _blocks(messages: list[Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for i, message in enumerate(messages):
+        for block in _content(message):
+            if isinstance(block, Mapping):
+                yield i, block
+
+
+def _tool_use_ids(message: Any) -> list[Any]:
+    return [b.get("id") for b in _content(message) if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+
+
+def _tool_problems(body: Mapping[str, Any], messages: list[Any]) -> Iterator[str]:
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, Mapping) or "input_schema" not in tool:
+            continue  # server tools (web_search_*) have no input_schema
+        schema = tool.get("input_schema")
+        if not isinstance(schema, Mapping) or schema.get("type") != "object":
+            yield f"tools: {tool.get('name')!r}: input_schema.type must be 'object'"
+    for i, message in enumerate(messages):
+        asked = _tool_use_ids(messages[i - 1]) if i else []
+        results = [b for b in _content(message) if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        for block in results:
+            if block.get("tool_use_id") not in asked:
+                yield (
+                    f"messages.{i}: tool_result {block.get('tool_use_id')!r} has no corresponding tool_use "
+                    "block in the previous message"
+                )
+        ids = _tool_use_ids(message)
+        if ids and i + 1 < len(messages):
+            answered = {
+                b.get("tool_use_id")
+                for b in _content(messages[i + 1])
+                if isinstance(b, Mapping) and b.get("type") == "tool_result"
+            }
+            missing = [x for x in ids if x not in answered]
+            if missing:
+                yield f"messages.{i}: tool_use ids {missing} were found without tool_result blocks immediately after"
+
+
+def _source_problems(i: int, block: Mapping[str, Any]) -> Iterator[str]:
+    source = block.get("source")
+    if block.get("type") not in ("image", "document") or not isinstance(source, Mapping):
+        return
+    if source.get("type") != "base64":
+        return
+    media = source.get("media_type")
+    if media not in _MAGIC or (block.get("type") == "image") == (media == "application/pdf"):
+        yield f"messages.{i}: {block.get('type')} source media_type {media!r} is not supported"
+        return
+    try:
+        data = base64.b64decode(str(source.get("data") or ""), validate=True)
+    except (binascii.Error, ValueError):
+        yield f"messages.{i}: {block.get('type')} source data is not valid base64"
+        return
+    if not data.startswith(_MAGIC[str(media)]):
+        yield f"messages.{i}: {block.get('type')} source data does not decode to {media}"
+
+
+def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        yield "messages: at least one message is required"
+        return
+    yield from _range(body, "temperature", 0, 2)
+    yield from _range(body, "top_p", 0, 1)
+    yield from _range(body, "presence_penalty", -2, 2)
+    yield from _range(body, "frequency_penalty", -2, 2)
+    n = body.get("n")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        yield f"n: {n!r} must be a positive integer"
+
+
+def gemini_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        yield "contents: at least one content is required"
+        return
+    config = body.get("generationConfig")
+    if isinstance(config, Mapping):
+        yield from _range(config, "temperature", 0, 2)
+        yield from _range(config, "topP", 0, 1)
