@@ -251,6 +251,7 @@ def matrix(args: argparse.Namespace) -> int:
 DELEGATED = {
     "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
+    "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
 }
 
 

@@ -46,6 +46,7 @@ class ServedAnswer:
     cassette: str | None = None
     interaction: int | None = None
     fault: Mapping[str, Any] | None = None
+    provider_refusal: str | None = None  # what the provider it plays would refuse in the request
 
 
 @dataclass(frozen=True)

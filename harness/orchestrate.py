@@ -52,7 +52,11 @@ class Run:
 EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
     "ezat": ("loopback-downloads",),
     "lyrouter": ("loopback-downloads", "workspace-default-model"),
+    "relay": ("loopback-downloads", "response-cache", "max-image-bytes-default"),
 }
+# What the embedded reference gateway is started with beyond the common options, per profile: relay's
+# response cache on (its rules need `response-cache`), its state in a file of this run's report folder.
+EMBEDDED_OPTIONS: dict[str, tuple[str, ...]] = {"relay": ("--cache-ttl-seconds", "300")}
 
 
 def embedded_features(profile: str) -> tuple[str, ...]:
@@ -78,7 +82,10 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         str(port),
         "--allow-image-host",
         "127.0.0.1",
+        *EMBEDDED_OPTIONS.get(profile, ()),
     ]
+    if profile == "relay":
+        cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

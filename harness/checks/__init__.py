@@ -32,6 +32,8 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
     violations: list[Violation] = []
     for kind, expected in expect.items():
         violations.extend(CHECKS[kind](expected, exchange))
+    if "provider_accepts" not in expect:  # implicit: what the gateway sent, the provider must accept
+        violations.extend(CHECKS["provider_accepts"](True, exchange))
     return violations
 
 
@@ -62,5 +64,6 @@ CHECKS.update(
         "upstream_compare": _upstream.check_upstream_compare,
         "listener": _listener.check_listener,
         "elapsed": _listener.check_elapsed,
+        "provider_accepts": _upstream.check_provider_accepts,
     }
 )

@@ -217,3 +217,36 @@ def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violat
                         short(_ordered(a)),
                         f"equal content, but its keys are not in the same order as {assertion['same_as']}",
                     )
+
+
+def check_provider_accepts(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    """Every request the gateway sent is one the provider accepts (the replay upstream validates like it).
+
+    Implicit for every rule (`provider_accepts: true`); a rule whose doc says the gateway forwards a request
+    the provider refuses says `provider_accepts: false` and then requires that refusal.
+    """
+    if exchange.upstream is None:
+        return  # live mode: the real provider answers for itself
+    refused = [
+        (i, c.served.provider_refusal)
+        for i, c in enumerate(exchange.upstream)
+        if c.served and c.served.provider_refusal
+    ]
+    if expected is False:
+        if exchange.upstream and not refused:
+            yield Violation(
+                "provider_accepts",
+                "upstream",
+                "a request the provider refuses",
+                "accepted",
+                "the rule expects the gateway to forward a request the provider refuses; every call was accepted",
+            )
+        return
+    for i, why in refused:
+        yield Violation(
+            "provider_accepts",
+            f"upstream[{i}]",
+            "a request the provider accepts",
+            why,
+            f"the gateway sent a request the provider refuses: {why}",
+        )

@@ -22,6 +22,7 @@ from harness.replay.files import serve_file
 from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body
+from harness.replay.validate import refusal
 
 
 def _header_dict(request: Request) -> dict[str, str]:
@@ -90,10 +91,26 @@ class ReplayEndpoints:
             "received_at": time.time(),
             "served": None,
         }
-        answer = self._answer(case, kind, request.method, path, body)
-        plan = plan_answer(answer, case.upstream, kind)
+        try:
+            body_json = json.loads(body) if body else None
+        except ValueError:
+            body_json = None
+        problem = refusal(kind, body_json)
+        if problem is not None:
+            # What the real provider would answer: the gateway sent something it refuses.
+            msg = f"gateway-conformance replay (validating like the provider): {problem}"
+            state.diagnose("provider-refusal", msg, path, body, marker=case.marker, rule=case.rule)
+            answer = Answer(
+                status=400,
+                headers=(("content-type", "application/json"),),
+                body=error_body(kind, 400, msg, "invalid_request_error"),
+                sse=False,
+            )
+        else:
+            answer = self._answer(case, kind, request.method, path, body_json)
+        plan = plan_answer(answer, case.upstream if problem is None else {}, kind)
         # Recorded before sending: the harness may ask as soon as the gateway has answered.
-        call["served"] = _served_record(plan, answer)
+        call["served"] = {**_served_record(plan, answer), "provider_refusal": problem}
         state.add_call(case, call)
 
         def on_disconnect(sent: int) -> None:
@@ -105,21 +122,18 @@ class ReplayEndpoints:
 
         return PlanResponse(plan, on_disconnect)
 
-    def _answer(self, case: Case, kind: str | None, method: str, path: str, body: bytes) -> Answer:
+    def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> Answer:
         """What the case scripts for this call: an injected fault, or the matching cassette interaction."""
         fault = case.upstream.get("fault") or {}
         if "status" in fault:
             return fault_answer(kind, fault)
         if case.cassette is None:
             return _scripted_error(kind, f"no upstream answer is scripted for rule {case.rule}")
-        try:
-            body_json = json.loads(body) if body else None
-        except ValueError:
-            body_json = None
         result = match(case.cassette, method, path, body_json)
         if not result.ok:
             msg = f"cassette {case.cassette.name}: {result.describe()}"
-            self.state.diagnose("no-match", msg, path, body, marker=case.marker, rule=case.rule)
+            raw = json.dumps(body_json).encode() if body_json is not None else b""
+            self.state.diagnose("no-match", msg, path, raw, marker=case.marker, rule=case.rule)
             return _scripted_error(kind, msg)
         return cassette_answer(case.cassette, self.state.next_interaction(case, result.candidates))
 

@@ -40,6 +40,7 @@ def _served(raw: Mapping[str, Any] | None) -> ServedAnswer | None:
         cassette=raw.get("cassette"),
         interaction=raw.get("interaction"),
         fault=raw.get("fault"),
+        provider_refusal=raw.get("provider_refusal"),
     )
 
 

@@ -1,0 +1,156 @@
+"""harness.replay.validate: the replay upstream refuses what the provider it plays refuses, and only that."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from harness.checks import run_checks
+from harness.exchange import Exchange, ReceivedResponse, SentRequest, ServedAnswer, UpstreamCall
+from harness.replay.fixtures import tiny_jpeg, tiny_png
+from harness.replay.validate import refusal
+
+PNG = base64.b64encode(tiny_png()).decode()
+USER = {"role": "user", "content": "hi"}
+
+
+def _body(**extra: Any) -> dict[str, Any]:
+    return {"model": "claude-x", "max_tokens": 1024, "messages": [USER], **extra}
+
+
+def _image(media: str, data: str) -> dict[str, Any]:
+    block = {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    return {"role": "user", "content": [block, {"type": "text", "text": "what is it?"}]}
+
+
+TOOL_USE = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}
+TOOL_RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+CACHED = {"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}
+
+ACCEPTED = {
+    "plain": _body(),
+    "temperature 1": _body(temperature=1),
+    "thinking 1024 < 2048": _body(max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024}),
+    "thinking disabled": _body(thinking={"type": "disabled"}),
+    "tool loop": _body(messages=[USER, TOOL_USE, TOOL_RESULT]),
+    "trailing tool_use": _body(messages=[USER, TOOL_USE]),
+    "four breakpoints": _body(
+        system=[CACHED, CACHED], messages=[{"role": "user", "content": [CACHED, CACHED]}]
+    ),
+    "png": _body(messages=[_image("image/png", PNG)]),
+    "jpeg": _body(messages=[_image("image/jpeg", base64.b64encode(tiny_jpeg()).decode())]),
+    "url image": _body(
+        messages=[
+            {
+                "role": "user",
+                "content": [{"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}],
+            }
+        ]
+    ),
+    "server tool without schema": _body(tools=[{"type": "web_search_20250305", "name": "web_search"}]),
+}
+
+REFUSED = {
+    "no max_tokens": ({"model": "m", "messages": [USER]}, "max_tokens"),
+    "no messages": (_body(messages=[]), "messages"),
+    "temperature 1.5": (_body(temperature=1.5), "temperature: 1.5 is outside [0, 1]"),
+    "top_p -1": (_body(top_p=-1), "top_p"),
+    "budget below 1024": (
+        _body(max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 512}),
+        "at least 1024",
+    ),
+    "budget above max_tokens": (
+        _body(thinking={"type": "enabled", "budget_tokens": 8192}),
+        "less than max_tokens",
+    ),
+    "thinking with temperature": (
+        _body(max_tokens=4096, temperature=0.5, thinking={"type": "enabled", "budget_tokens": 1024}),
+        "temperature",
+    ),
+    "thinking with forced tool": (
+        _body(
+            max_tokens=4096, tool_choice={"type": "any"}, thinking={"type": "enabled", "budget_tokens": 1024}
+        ),
+        "tool_choice",
+    ),
+    "five breakpoints": (
+        _body(system=[CACHED, CACHED, CACHED], messages=[{"role": "user", "content": [CACHED, CACHED]}]),
+        "at most 4",
+    ),
+    "unanswered tool_use": (_body(messages=[USER, TOOL_USE, USER]), "without tool_result"),
+    "orphan tool_result": (_body(messages=[USER, TOOL_RESULT]), "no corresponding tool_use"),
+    "schema not an object": (
+        _body(tools=[{"name": "f", "input_schema": {"type": "string"}}]),
+        "input_schema.type",
+    ),
+    "bad base64": (_body(messages=[_image("image/png", PNG + "A")]), "not valid base64"),
+    "png declared as jpeg": (_body(messages=[_image("image/jpeg", PNG)]), "does not decode to image/jpeg"),
+    "unsupported media": (_body(messages=[_image("image/bmp", PNG)]), "not supported"),
+}
+
+
+@pytest.mark.parametrize("body", ACCEPTED.values(), ids=ACCEPTED.keys())
+def test_anthropic_accepts(body: dict[str, Any]) -> None:
+    assert refusal("anthropic.messages", body) is None
+
+
+@pytest.mark.parametrize(("body", "says"), REFUSED.values(), ids=REFUSED.keys())
+def test_anthropic_refuses(body: dict[str, Any], says: str) -> None:
+    problem = refusal("anthropic.messages", body)
+    assert problem is not None and says in problem
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "refused"),
+    [
+        ("openai.chat", {"model": "m", "messages": [USER], "temperature": 1.5}, False),
+        ("openai.chat", {"model": "m", "messages": [USER], "temperature": 2.5}, True),
+        ("openai.chat", {"model": "m", "messages": [USER], "n": 0}, True),
+        ("openai.chat", {"model": "m", "messages": []}, True),
+        ("gemini.generate", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, False),
+        ("gemini.generate", {"contents": []}, True),
+        (
+            "gemini.generate",
+            {"contents": [{"parts": [{"text": "x"}]}], "generationConfig": {"topP": 2}},
+            True,
+        ),
+    ],
+)
+def test_other_families(kind: str, body: dict[str, Any], refused: bool) -> None:
+    assert (refusal(kind, body) is not None) is refused
+
+
+def _exchange(refusals: list[str | None]) -> Exchange:
+    calls = tuple(
+        UpstreamCall(
+            "POST",
+            "/v1/messages",
+            {},
+            b"{}",
+            {},
+            ServedAnswer(400 if r else 200, {}, b"", provider_refusal=r),
+        )
+        for r in refusals
+    )
+    return Exchange(
+        rule_id="x/y/z",
+        variant={},
+        request=SentRequest("POST", "http://gw/v1/chat/completions", {}, b"{}", {}),
+        response=ReceivedResponse(status=200, headers={}, raw=b"{}"),
+        upstream=calls,
+    )
+
+
+def test_a_refused_upstream_request_fails_every_rule_implicitly() -> None:
+    (violation,) = run_checks({"status": 200}, _exchange([None, "temperature: 1.5 is outside [0, 1]"]))
+    assert violation.check == "provider_accepts" and violation.path == "upstream[1]"
+    assert "provider refuses" in violation.message and "temperature" in violation.message
+    assert run_checks({"status": 200}, _exchange([None])) == []
+
+
+def test_provider_accepts_false_requires_the_refusal() -> None:
+    assert run_checks({"provider_accepts": False}, _exchange(["temperature: 1.5 is outside [0, 1]"])) == []
+    (violation,) = run_checks({"provider_accepts": False}, _exchange([None]))
+    assert "every call was accepted" in violation.message
