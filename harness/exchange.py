@@ -88,3 +88,5 @@ class Exchange:
     companion: Exchange | None = None
     # The listener, when the request named `${listener_url}` (None: the rule opened none).
     listener: ListenerRecord | None = None
+    # The rule's `then` steps, in order: the first request again with each step's changes.
+    steps: tuple[Exchange, ...] = ()

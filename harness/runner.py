@@ -22,12 +22,13 @@ import httpx
 
 from harness import __version__
 from harness import listener as listener_mod
+from harness import steps as steps_mod
 from harness.checks import Violation, run_checks
 from harness.errors import HarnessError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.outcomes import FAIL, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN, OutcomeName
 from harness.replay.client import ReplayClient, ReplayError
-from harness.spec.model import RESERVED, ROLE_RE, Rule
+from harness.spec.model import RESERVED, ROLE_RE, STREAM_ONLY, Rule
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
 _IMAGES_REF = "${images_url}"
@@ -79,6 +80,9 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
     present = sorted(f for f in rule.needs.without if f in target.features)
     if present:
         return "applies only without feature(s): " + ", ".join(present)
+    unsupported = sorted(rule.needs.harness - steps_mod.IMPLEMENTED)
+    if unsupported:
+        return "this harness cannot run " + ", ".join(unsupported)
     unmapped = sorted(role for role in rule.needs.models if not target.models.get(role))
     if unmapped:
         return "model role(s) not mapped to a model: " + ", ".join(unmapped) + " (see --model-map)"
@@ -114,6 +118,8 @@ def _placeholder_replacer(
             return text
         if images_url is not None:
             text = text.replace(_IMAGES_REF, images_url)
+        if "${data_url:" in text:
+            text = steps_mod.expand_data_urls(text)
 
         def role(match: re.Match[str]) -> str:
             name = match.group(1)
@@ -307,8 +313,14 @@ def _judge(rule: Rule, violations: Sequence[Violation], strict: bool) -> Outcome
 
 
 def _exchange_once(
-    rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
+    rule: Rule,
+    variant: Mapping[str, Any],
+    target: Target,
+    client: httpx.Client,
+    replay: ReplayClient | None,
+    steps: Sequence[Mapping[str, Any]] = (),
 ) -> Exchange:
+    """Send the rule's request (and its `then` steps, same marker) and collect both sides of each."""
     marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
     if replay is not None and marker is not None:
         replay.register(marker, rule.id, dict(rule.upstream) if rule.upstream else None)
@@ -321,12 +333,33 @@ def _exchange_once(
                     rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
                 )
             response = send(client, rendered, target.rule_timeout)
-        upstream: tuple[UpstreamCall, ...] | None = None
-        if replay is not None and marker is not None:
-            upstream = replay.calls(marker)
+        upstream = replay.calls(marker) if replay is not None and marker is not None else None
+        first = _exchange(rule, variant, target, rendered, response, upstream, marker, listener)
+        followed = []
+        for step in steps:  # `then`: the first rendered request again, with the step's changes merged in
+            time.sleep(float(step.get("delay") or 0))
+            headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
+            again = dataclasses.replace(rendered, headers=headers, json=body_json, body=_encode(body_json))
+            answer = send(client, again, target.rule_timeout)
+            calls = replay.calls(marker) if replay is not None and marker is not None else None
+            followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
     finally:
         if replay is not None and marker is not None:
             replay.forget(marker)
+    return dataclasses.replace(first, steps=tuple(followed)) if followed else first
+
+
+def _exchange(
+    rule: Rule,
+    variant: Mapping[str, Any],
+    target: Target,
+    rendered: RenderedRequest,
+    response: ReceivedResponse,
+    upstream: tuple[UpstreamCall, ...] | None,
+    marker: str | None,
+    listener: Any,
+) -> Exchange:
+    """The evidence of one request: the gateway key redacted everywhere (reports are shared)."""
     key = target.gateway_key
     return Exchange(
         rule_id=rule.id,
@@ -383,12 +416,12 @@ def run_rule(
     wall_started = time.time()  # replay diagnostics carry the (same host) wall time they were made at
     exchange: Exchange | None = None
     try:
-        exchange = _exchange_once(rule, variant, target, client, use_replay)
+        exchange = _exchange_once(rule, variant, target, client, use_replay, rule.then)
         expect = rule.expect_for(variant)
         if expect.get("stream_matches_nonstream") and (variant.get("stream") is True or _body_streams(rule)):
             companion = _exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)
-        violations = tuple(run_checks(expect, exchange))
+        violations = (*run_checks(expect, exchange), *_step_violations(rule, variant, exchange))
     except Exception as exc:
         return Outcome(
             rule.id,
@@ -408,6 +441,18 @@ def run_rule(
         duration=time.monotonic() - started,
         diagnostics=diagnostics,
     )
+
+
+def _step_violations(rule: Rule, variant: Mapping[str, Any], first: Exchange) -> list[Violation]:
+    """Each `then` step judged on its own `expect` (stream-only keys dropped for non-stream variants)."""
+    out: list[Violation] = []
+    stream_only = not variant.get("stream", False) and not _body_streams(rule)
+    for i, (step, exchange) in enumerate(zip(rule.then, first.steps, strict=True)):
+        expect = steps_mod.resolve_first(dict(step.get("expect") or {}), first)
+        if stream_only:
+            expect = {k: v for k, v in expect.items() if k not in STREAM_ONLY}
+        out += [steps_mod.label(i, v) for v in run_checks(expect, exchange)]
+    return out
 
 
 def _harness_fault(exc: Exception) -> str:

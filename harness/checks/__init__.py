@@ -65,5 +65,6 @@ CHECKS.update(
         "listener": _listener.check_listener,
         "elapsed": _listener.check_elapsed,
         "provider_accepts": _upstream.check_provider_accepts,
+        "upstream_path": _upstream.check_upstream_path,
     }
 )

@@ -250,3 +250,26 @@ def check_provider_accepts(expected: Any, exchange: Exchange) -> Iterator[Violat
             why,
             f"the gateway sent a request the provider refuses: {why}",
         )
+
+
+def check_upstream_path(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    """Matchers on the request target of upstream calls: the path, then `?query` when there is one."""
+    unobserved = _unobserved("upstream_path", exchange)
+    if unobserved:
+        yield unobserved
+        return
+    calls = exchange.upstream or ()
+    refs = References(exchange)
+    for item in expected:
+        if "stream" in item and bool(exchange.variant.get("stream")) is not item["stream"]:
+            continue
+        matcher = {k: v for k, v in item.items() if k not in ("call", "stream")}
+        selected = _select(item.get("call"), calls)
+        if isinstance(selected, str):
+            yield Violation("upstream_path", "upstream", short(matcher), None, selected)
+            continue
+        for i in selected:
+            target = f"{calls[i].path}?{calls[i].query}" if calls[i].query else calls[i].path
+            yield from match_values(
+                matcher, [target], check="upstream_path", path=f"upstream[{i}]", refs=refs
+            )
