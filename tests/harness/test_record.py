@@ -317,11 +317,15 @@ def test_a_transient_mid_stream_error_is_not_recorded(
     ("argv", "env", "message"),
     [
         (["--provider", "anthropic"], None, "ANTHROPIC_API_KEY is not set"),
-        (["--provider", "openai"], FAKE_KEY, "'openai' is not supported yet"),
+        (
+            ["--provider", "mistral"],
+            FAKE_KEY,
+            "unknown provider 'mistral' (known: anthropic, openai, gemini)",
+        ),
         (["--provider", "anthropic", "--scenario", "nope-*"], FAKE_KEY, "no cassette under"),
         ([], FAKE_KEY, "required: --provider"),
     ],
-    ids=["no-key", "unsupported-provider", "no-scenario-matches", "no-provider"],
+    ids=["no-key", "unknown-provider", "no-scenario-matches", "no-provider"],
 )
 def test_configuration_errors_exit_3(
     argv: list[str],
