@@ -131,7 +131,9 @@ def _openai_send(client: Any, interaction: Interaction) -> None:
             options={"headers": headers},
         )
     except openai.APIStatusError as exc:
-        raise ProviderError(exc.status_code, exc.type or exc.code, exc.message) from exc
+        body = exc.body if isinstance(exc.body, dict) else {}  # the SDK keeps the `error` object
+        message = body.get("message") if isinstance(body.get("message"), str) else exc.message
+        raise ProviderError(exc.status_code, exc.type or exc.code, message) from exc
     except openai.APIConnectionError as exc:
         raise ProviderError(None, type(exc).__name__, str(exc)) from exc
 
