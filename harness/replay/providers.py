@@ -132,8 +132,11 @@ def _openai_send(client: Any, interaction: Interaction) -> None:
         )
     except openai.APIStatusError as exc:
         body = exc.body if isinstance(exc.body, dict) else {}  # the SDK keeps the `error` object
-        message = body.get("message") if isinstance(body.get("message"), str) else exc.message
-        raise ProviderError(exc.status_code, exc.type or exc.code, message) from exc
+        message = body.get("message")
+        kind = exc.type or exc.code
+        raise ProviderError(
+            exc.status_code, kind, message if isinstance(message, str) else str(exc.message)
+        ) from exc
     except openai.APIConnectionError as exc:
         raise ProviderError(None, type(exc).__name__, str(exc)) from exc
 
