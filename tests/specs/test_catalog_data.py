@@ -169,7 +169,7 @@ def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
     import json
 
     from google.genai import types
-    from harness.cassette import endpoint_kind
+    from harness.replay.cassette import endpoint_kind
 
     cassette = load_named(f"gemini/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "gemini" and cassette.metadata.origin == "synthesized"
