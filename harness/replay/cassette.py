@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import yaml
 from vcr.serializers import yamlserializer
@@ -50,9 +50,13 @@ ACCOUNT_HEADERS = frozenset(
         "x-envoy-upstream-service-time",
     }
 )
+# Query parameters that carry credentials (Gemini accepts `?key=`); never stored, refused when real-looking.
+CREDENTIAL_QUERY_PARAMS = frozenset({"key", "api_key", "apikey", "access_token"})
 REDACTED = "<REDACTED>"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# `host` or `host:port` (IPv6 in brackets): no scheme, no path, no `user@`.
+_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
 
 
 class CassetteError(HarnessError):
@@ -73,6 +77,7 @@ class Provenance:
     model: str | None = None
     description: str | None = None
     source: str | None = None
+    host: str | None = None  # recorded: the API host, when it was not the provider's public API
 
     def to_dict(self) -> dict[str, str]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -176,6 +181,18 @@ def scrub_headers(
     return out
 
 
+def scrub_uri(uri: str) -> str:
+    """`uri` without credential query parameters (`?key=` and kin); the rest of the query is kept in order."""
+    parts = urlsplit(uri)
+    if not parts.query:
+        return uri
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k.lower() not in CREDENTIAL_QUERY_PARAMS]
+    if len(kept) == len(pairs):
+        return uri
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
 def _redact_body(body: bytes) -> bytes:
     try:
         text = body.decode("utf-8")
@@ -190,7 +207,13 @@ def scrub(interaction: Interaction) -> Interaction:
     resp = interaction.response
     body = _redact_body(req.body)
     return Interaction(
-        request=replace(req, headers=scrub_headers(req.headers), body=body, json=parse_json_body(body)),
+        request=replace(
+            req,
+            uri=scrub_uri(req.uri),
+            headers=scrub_headers(req.headers),
+            body=body,
+            json=parse_json_body(body),
+        ),
         response=replace(
             resp,
             headers=scrub_headers(resp.headers, drop=ACCOUNT_HEADERS),
@@ -257,7 +280,7 @@ def _provenance(meta: Any, path: Path) -> Provenance:
     if missing:
         raise CassetteError(path, f"{origin} cassette lacks metadata: {', '.join(missing)}")
     values: dict[str, str | None] = {}
-    for key in ("date", "provider", "api_version", "model", "description", "source"):
+    for key in ("date", "provider", "api_version", "model", "description", "source", "host"):
         value = meta.get(key)
         if isinstance(value, _dt.date):  # an unquoted YAML date
             value = value.isoformat()
@@ -267,6 +290,13 @@ def _provenance(meta: Any, path: Path) -> Provenance:
     date = values["date"]
     if date is None or not _DATE.match(date):
         raise CassetteError(path, f"metadata.date must be YYYY-MM-DD, not {date!r}")
+    host = values["host"]
+    if host is not None and origin != "recorded":
+        raise CassetteError(
+            path, "metadata.host names where a recording came from; a synthesized cassette has none"
+        )
+    if host is not None and not _HOST.match(host):
+        raise CassetteError(path, f"metadata.host must be host or host:port, not {host!r}")
     unknown = set(meta) - {"origin", *values}
     if unknown:
         raise CassetteError(path, f"unknown metadata keys: {', '.join(sorted(unknown))}")
@@ -278,6 +308,7 @@ def _provenance(meta: Any, path: Path) -> Provenance:
         model=values["model"],
         description=values["description"],
         source=values["source"],
+        host=host,
     )
 
 
@@ -332,6 +363,8 @@ def _interaction(item: Any, path: Path, index: int) -> Interaction:
     uri = req.get("uri")
     if not isinstance(uri, str) or not uri:
         raise CassetteError(path, f"{where}.request.uri is missing")
+    if _query_secret(uri):
+        raise CassetteError(path, f"{where}.request.uri carries a credential in its query string; scrub it")
     body = _body_bytes(req.get("body"))
     request = RecordedRequest(
         method=str(req.get("method", "POST")).upper(),
@@ -351,6 +384,13 @@ def _interaction(item: Any, path: Path, index: int) -> Interaction:
         body=_body_bytes(resp.get("body")),
     )
     return Interaction(request=request, response=response)
+
+
+def _query_secret(uri: str) -> bool:
+    for name, value in parse_qsl(urlsplit(uri).query, keep_blank_values=True):
+        if name.lower() in CREDENTIAL_QUERY_PARAMS and not _PLACEHOLDER.match(value.strip()):
+            return True
+    return has_secret_text(urlsplit(uri).query)
 
 
 def _uri_path(uri: str) -> str:

@@ -1,7 +1,8 @@
-"""`gateway-conformance record`: re-record cassettes from a live provider with the official SDK and vcrpy.
+"""`gateway-conformance record`: re-record cassettes from a live provider with its official SDK and vcrpy.
 
 Each scenario's recorded requests are sent again; the answers are scrubbed, stamped `origin: recorded`, and
-compared semantically (ids, timestamps, signatures and rate limits ignored) with the cassette they replace.
+compared semantically (record_diff.py: ids, timestamps, signatures and rate limits ignored) with the cassette
+they replace. The provider families are data in providers.py.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ import argparse
 import datetime as _dt
 import fnmatch
 import inspect
-import json
 import os
-import re
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,12 +23,13 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 from vcr.serializers import yamlserializer
 
-from harness import paths, sse
+from harness import paths
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
 from harness.replay.cassette import (
     ACCOUNT_HEADERS,
     CREDENTIAL_HEADERS,
+    CREDENTIAL_QUERY_PARAMS,
     REDACTED,
     Cassette,
     CassetteError,
@@ -43,22 +43,16 @@ from harness.replay.cassette import (
     redact_text,
     scrub,
     scrub_headers,
+    scrub_uri,
     write_cassette,
 )
+from harness.replay.providers import PROVIDERS, Provider, ProviderError
+from harness.replay.record_diff import diff_cassettes, fault_reason, summarize
+
+__all__ = ["Failure", "diff_cassettes", "fault_reason", "main", "record_scenario", "write_checked"]
 
 EXIT_FAILED = EXIT_FAILURES  # a scenario could not be recorded
-SUPPORTED_PROVIDERS = ("anthropic",)
-PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY"}
-DEFAULT_BASE_URL = {"anthropic": "https://api.anthropic.com"}
-KEY_PLACEHOLDER = "<ANTHROPIC_API_KEY>"
 
-# Request headers a recorded cassette keeps: what shapes the API's answer, plus the SDK's identity.
-# The rest is transport (host, content-length) or a fingerprint of the recorder's machine (x-stainless-os).
-KEPT_REQUEST_HEADERS = frozenset(
-    {"accept", "anthropic-version", "anthropic-beta", "content-type", "user-agent", "x-stainless-retry-count"}
-)
-# Sent again from the old cassette because they change what the API does (the SDK sets anthropic-version).
-FORWARDED_REQUEST_HEADERS = ("anthropic-beta",)
 # Response headers never stored: account identifiers, hop-by-hop framing (the body is stored decoded),
 # and retry hints that would make replaying SDKs really sleep (wire-reference §3.3 point 4).
 DROPPED_RESPONSE_HEADERS = ACCOUNT_HEADERS | {
@@ -69,210 +63,33 @@ DROPPED_RESPONSE_HEADERS = ACCOUNT_HEADERS | {
     "connection",
     "keep-alive",
 }
-# Response headers whose presence or value says nothing about the provider's behaviour; the diff skips them.
-_VOLATILE_HEADER = re.compile(
-    r"^(?:anthropic-ratelimit-.*|x-ratelimit-.*|retry-after(?:-ms)?|request-id|x-request-id|date|server|via|alt-svc"
-    r"|cf-.*|x-envoy-.*|server-timing|strict-transport-security|x-robots-tag|content-length|content-encoding"
-    r"|transfer-encoding|connection|keep-alive|vary|set-cookie|anthropic-organization-id)$"
-)
 
 
 # ---------------------------------------------------------------------------------------------
-# Which scenarios can be recorded (pure)
-
-
-def fault_reason(cassette: Cassette) -> str | None:
-    """Why a live provider cannot reproduce this cassette on demand (a fault), or None when it can."""
-    for i, it in enumerate(cassette.interactions):
-        status = it.response.status
-        if not 200 <= status < 300:
-            return f"interaction #{i} answers HTTP {status}"
-        if it.response.is_sse and any(ev.event == "error" for ev in sse.decode(it.response.body).events):
-            return f"interaction #{i} ends in a mid-stream `event: error`"
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Semantic summary and diff (pure)
+# Where and as whom one run records
 
 
 @dataclass(frozen=True)
-class Summary:
-    """What a gateway can observe in one answer, without ids, timestamps, signatures, text or token counts."""
+class Target:
+    provider: Provider
+    base_url: str
+    key: str
+    key_var: str  # the environment variable the key came from; `<NAME>` is its placeholder
+    host: str | None  # the base URL's host[:port] when it is not the provider's public API
 
-    status: int
-    body: str  # json | sse | the media type
-    model: str | None = None
-    stop_reason: str | None = None
-    error_type: str | None = None
-    blocks: tuple[str, ...] = ()  # content block types in order; tool uses with their tool name
-    events: tuple[str, ...] = ()  # SSE event names, runs of one name collapsed to `name*`
-    message_fields: frozenset[str] = frozenset()
-    usage_fields: frozenset[str] = frozenset()  # the message's (or message_start's) usage, flattened
-    delta_usage_fields: frozenset[str] = frozenset()  # message_delta's usage (streams)
-    headers: frozenset[str] = frozenset()  # response header names, volatile ones left out
+    @property
+    def placeholder(self) -> str:
+        return f"<{self.key_var}>"
 
 
-def _flatten_keys(value: Any, prefix: str = "") -> frozenset[str]:
-    if not isinstance(value, dict):
-        return frozenset()
-    keys: set[str] = set()
-    for k, v in value.items():
-        name = f"{prefix}{k}"
-        keys.add(name)
-        keys |= _flatten_keys(v, f"{name}.")
-    return frozenset(keys)
-
-
-def _block_label(block: Any) -> str:
-    if not isinstance(block, dict):
-        return "?"
-    kind = str(block.get("type"))
-    if kind in ("tool_use", "server_tool_use") and isinstance(block.get("name"), str):
-        return f"{kind}({block['name']})"
-    return kind
-
-
-def _collapse(names: Iterable[str]) -> tuple[str, ...]:
-    # Live streams split text into a varying number of deltas; only the shape of the sequence is semantic.
-    out: list[str] = []
-    for name in names:
-        if out and out[-1].rstrip("*") == name:
-            out[-1] = f"{name}*"
-        else:
-            out.append(name)
-    return tuple(out)
-
-
-def _json(text: str | bytes | None) -> Any:
-    if not text:
+def api_host(base_url: str, provider: Provider) -> str | None:
+    """`host[:port]` of `base_url`, or None when it is the provider's public API (https, default port)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if host == provider.public_host and parts.scheme == "https" and parts.port in (None, 443):
         return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def summarize(interaction: Interaction) -> Summary:
-    resp = interaction.response
-    headers = frozenset(h for h in resp.headers if not _VOLATILE_HEADER.match(h))
-    media = resp.content_type.split(";")[0].strip().lower()
-    if resp.is_sse:
-        return _summarize_sse(resp.status, resp.body, headers)
-    data = _json(resp.body)
-    if media != "application/json" and data is None:
-        return Summary(status=resp.status, body=media or "none", headers=headers)
-    if isinstance(data, dict) and data.get("type") == "error":
-        error = data.get("error")
-        return Summary(
-            status=resp.status,
-            body="json",
-            error_type=str(error.get("type")) if isinstance(error, dict) else None,
-            headers=headers,
-        )
-    if not isinstance(data, dict):
-        return Summary(status=resp.status, body="json", headers=headers)
-    content = data.get("content")
-    return Summary(
-        status=resp.status,
-        body="json",
-        model=data.get("model") if isinstance(data.get("model"), str) else None,
-        stop_reason=data.get("stop_reason"),
-        blocks=tuple(_block_label(b) for b in content) if isinstance(content, list) else (),
-        message_fields=frozenset(data),
-        usage_fields=_flatten_keys(data.get("usage")),
-        headers=headers,
-    )
-
-
-def _summarize_sse(status: int, body: bytes, headers: frozenset[str]) -> Summary:
-    names: list[str] = []
-    blocks: list[str] = []
-    message: dict[str, Any] = {}
-    stop_reason = error_type = None
-    delta_usage: frozenset[str] = frozenset()
-    for ev in sse.decode(body).events:
-        names.append(ev.event or "(unnamed)")
-        data = _json(ev.data)
-        if not isinstance(data, dict):
-            continue
-        if ev.event == "message_start" and isinstance(data.get("message"), dict):
-            message = data["message"]
-        elif ev.event == "content_block_start":
-            blocks.append(_block_label(data.get("content_block")))
-        elif ev.event == "message_delta":
-            delta = data.get("delta")
-            if isinstance(delta, dict) and "stop_reason" in delta:
-                stop_reason = delta["stop_reason"]
-            delta_usage |= _flatten_keys(data.get("usage"))
-        elif ev.event == "error" and isinstance(data.get("error"), dict):
-            error_type = str(data["error"].get("type"))
-    return Summary(
-        status=status,
-        body="sse",
-        model=message.get("model") if isinstance(message.get("model"), str) else None,
-        stop_reason=stop_reason,
-        error_type=error_type,
-        blocks=tuple(blocks),
-        events=_collapse(names),
-        message_fields=frozenset(message),
-        usage_fields=_flatten_keys(message.get("usage")),
-        delta_usage_fields=delta_usage,
-        headers=headers,
-    )
-
-
-_SCALARS = (
-    ("status", "status"),
-    ("body", "body"),
-    ("model", "model"),
-    ("stop_reason", "stop_reason"),
-    ("error_type", "error type"),
-    ("blocks", "content blocks"),
-    ("events", "SSE events"),
-)
-_SETS = (
-    ("message_fields", "message fields"),
-    ("usage_fields", "usage fields"),
-    ("delta_usage_fields", "message_delta usage fields"),
-    ("headers", "response headers"),
-)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(value) + "]"
-    return "null" if value is None else str(value)
-
-
-def diff_summaries(old: Summary, new: Summary) -> list[str]:
-    """One line per semantic difference, e.g. `stop_reason end_turn → max_tokens`."""
-    lines = []
-    for attr, label in _SCALARS:
-        a, b = getattr(old, attr), getattr(new, attr)
-        if a != b:
-            lines.append(f"{label} {_show(a)} → {_show(b)}")
-    for attr, label in _SETS:
-        a, b = getattr(old, attr), getattr(new, attr)
-        parts = []
-        if b - a:
-            parts.append("appeared: " + ", ".join(sorted(b - a)))
-        if a - b:
-            parts.append("disappeared: " + ", ".join(sorted(a - b)))
-        if parts:
-            lines.append(f"{label} " + "; ".join(parts))
-    return lines
-
-
-def diff_cassettes(old: Cassette, new: Cassette) -> list[str]:
-    """Semantic differences between the cassette being replaced and its new recording, per interaction."""
-    lines = []
-    if len(old.interactions) != len(new.interactions):
-        lines.append(f"interactions {len(old.interactions)} → {len(new.interactions)}")
-    for i, (a, b) in enumerate(zip(old.interactions, new.interactions, strict=False)):
-        label = f"#{i} ({'stream' if a.request.stream else 'non-stream'})"
-        lines.extend(f"{label}: {line}" for line in diff_summaries(summarize(a), summarize(b)))
-    return lines
+    shown = f"[{host}]" if ":" in host else host
+    return f"{shown}:{parts.port}" if parts.port else shown
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,11 +101,14 @@ def _redact_credential(key: str, value: str, request: Any) -> str:
     return f"Bearer {REDACTED}" if str(value).lower().startswith("bearer ") else REDACTED
 
 
-def _keep_request_headers(request: Any) -> Any:
-    request.headers = {
-        k: v for k, v in request.headers.items() if k.lower() in KEPT_REQUEST_HEADERS | CREDENTIAL_HEADERS
-    }
-    return request
+def _keep_request_headers(provider: Provider) -> Any:
+    kept = provider.kept_request_headers | CREDENTIAL_HEADERS
+
+    def hook(request: Any) -> Any:
+        request.headers = {k: v for k, v in request.headers.items() if k.lower() in kept}
+        return request
+
+    return hook
 
 
 def _scrub_response_headers(response: dict[str, Any]) -> dict[str, Any]:
@@ -296,6 +116,25 @@ def _scrub_response_headers(response: dict[str, Any]) -> dict[str, Any]:
         k: v for k, v in response["headers"].items() if k.lower() not in DROPPED_RESPONSE_HEADERS
     }
     return response
+
+
+def _recorder(target: Target) -> Any:
+    import vcr
+
+    options: dict[str, Any] = {
+        "record_mode": "all",
+        "decode_compressed_response": True,
+        "filter_headers": [(h, _redact_credential) for h in sorted(CREDENTIAL_HEADERS)],
+        # `?key=` (Gemini's other way to send it) is removed from the URI before anything is stored.
+        "filter_query_parameters": [(q, None) for q in sorted(CREDENTIAL_QUERY_PARAMS)],
+        "before_record_request": _keep_request_headers(target.provider),
+        "before_record_response": _scrub_response_headers,
+    }
+    if "filter_sensitive_data" in inspect.signature(vcr.VCR).parameters:
+        # vcrpy >= 9 (Python >= 3.11): replaces the key wherever it shows up (an error body echoing it)
+        # before the file is saved. Older vcrpy: the final scan in write_checked refuses a file still holding it.
+        options["filter_sensitive_data"] = {target.placeholder: target.key}
+    return vcr.VCR(**options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,78 +158,50 @@ class Failure:
         return f"FAILED{where}:{status}{kind}{message}"
 
 
-def _clean(message: str, key: str) -> str:
-    text = redact_text(message.replace(key, KEY_PLACEHOLDER) if key else message)
+def _clean(message: str, target: Target) -> str:
+    text = redact_text(message.replace(target.key, target.placeholder) if target.key else message)
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _send_all(old: Cassette, client: Any, key: str) -> Failure | None:
+def _send_all(old: Cassette, client: Any, target: Target) -> Failure | None:
     """Send every recorded request again, in order; the first failure stops the scenario."""
-    import anthropic
-    import httpx2
-
+    provider = target.provider
     for i, it in enumerate(old.interactions):
-        body = it.request.json
-        if not isinstance(body, dict):
-            return Failure(i, None, None, "the recorded request body is not a JSON object")
-        if endpoint_kind(it.request.path) != "anthropic.messages":
-            return Failure(i, None, None, f"not an Anthropic Messages request: {it.request.path}")
-        headers = {
-            h: it.request.headers[h][0] for h in FORWARDED_REQUEST_HEADERS if it.request.headers.get(h)
-        }
+        if endpoint_kind(it.request.path) != provider.endpoint:
+            return Failure(i, None, None, f"not a {provider.endpoint} request: {scrub_uri(it.request.path)}")
         try:
-            # cast_to=httpx2.Response: the SDK returns the raw response without parsing, so SSE and JSON are
-            # read whole and vcrpy stores the exact wire bytes; `stream` stays as recorded in the body.
-            client.post("/v1/messages", body=body, cast_to=httpx2.Response, options={"headers": headers})
-        except anthropic.APIStatusError as exc:
-            return Failure(i, exc.status_code, exc.type, _clean(exc.api_message or "", key))
-        except anthropic.APIConnectionError as exc:
-            return Failure(i, None, type(exc).__name__, _clean(str(exc), key))
+            provider.send(client, it)
+        except ProviderError as exc:
+            return Failure(i, exc.status, exc.error_type, _clean(exc.message, target))
     return None
 
 
-def record_scenario(
-    old: Cassette, *, base_url: str, key: str, workdir: Path, today: str
-) -> Cassette | Failure:
+def record_scenario(old: Cassette, target: Target, *, workdir: Path, today: str) -> Cassette | Failure:
     """Record `old`'s requests against the provider; the result is scrubbed and stamped, not yet written."""
-    import anthropic
-    import vcr
-
-    options: dict[str, Any] = {
-        "record_mode": "all",
-        "decode_compressed_response": True,
-        "filter_headers": [(h, _redact_credential) for h in sorted(CREDENTIAL_HEADERS)],
-        "before_record_request": _keep_request_headers,
-        "before_record_response": _scrub_response_headers,
-    }
-    if "filter_sensitive_data" in inspect.signature(vcr.VCR).parameters:
-        # vcrpy >= 9 (Python >= 3.11): replaces the key wherever it shows up (an error body echoing it)
-        # before the file is saved. Older vcrpy: the final scan below refuses a file that still holds it.
-        options["filter_sensitive_data"] = {KEY_PLACEHOLDER: key}
-    recorder = vcr.VCR(**options)
     tmp = workdir / f"{old.path.stem}.vcr.yaml"
     with (
-        anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0) as client,
-        recorder.use_cassette(str(tmp)),
+        target.provider.connect(target.base_url, target.key) as client,
+        _recorder(target).use_cassette(str(tmp)),
     ):
-        failure = _send_all(old, client, key)
+        failure = _send_all(old, client, target)
     if failure is not None:
         return failure
     if not tmp.is_file():
         return Failure(None, None, None, "vcrpy recorded nothing (is the SDK's transport patched?)")
     try:
-        new = _to_cassette(tmp, old, today)
+        new = _to_cassette(tmp, old, target, today)
     except CassetteError as exc:
         return Failure(None, None, None, f"recording refused: {exc.problem}")
-    # A transient fault (a mid-stream `event: error` after HTTP 200) must not become the scenario's answer.
+    # A transient fault (a mid-stream error after HTTP 200) must not become the scenario's answer.
     fault = fault_reason(new)
     return Failure(None, None, "fault", f"the provider answered with a fault: {fault}") if fault else new
 
 
-def _to_cassette(tmp: Path, old: Cassette, today: str) -> Cassette:
+def _to_cassette(tmp: Path, old: Cassette, target: Target, today: str) -> Cassette:
     raw = yaml.load(tmp.read_text(encoding="utf-8"), Loader=yamlserializer._CassetteLoader)
     for item in raw.get("interactions") or []:
         # vcrpy's hooks already scrubbed; this second pass is the cassette module's own rules.
+        item["request"]["uri"] = scrub_uri(str(item["request"].get("uri") or ""))
         item["request"]["headers"] = _lists(scrub_headers(item["request"].get("headers") or {}))
         item["response"]["headers"] = _lists(
             scrub_headers(item["response"].get("headers") or {}, drop=DROPPED_RESPONSE_HEADERS)
@@ -399,20 +210,41 @@ def _to_cassette(tmp: Path, old: Cassette, today: str) -> Cassette:
     raw["metadata"] = {"origin": "synthesized", "date": today, "provider": old.metadata.provider}
     parsed = cassette_from_dict(raw, path=old.path, name=old.name)
     interactions = tuple(scrub(it) for it in parsed.interactions)
-    versions = [v for it in interactions for v in it.request.headers.get("anthropic-version", ())]
     models = [m for it in interactions if (m := summarize(it).model)]
-    bodies = [it.request.json for it in interactions if isinstance(it.request.json, dict)]
-    asked = [m for body in bodies if isinstance(m := body.get("model"), str)]
+    asked = [m for it in interactions if (m := _requested_model(it))]
     provenance = Provenance(
         origin="recorded",
         date=today,
         provider=old.metadata.provider,
-        api_version=versions[0] if versions else None,
+        api_version=_api_version(interactions, target.provider),
         # The model the provider says answered; the requested one only when no answer names it.
         model=next(iter([*models, *asked]), None),
         description=old.metadata.description,
+        host=target.host,
     )
     return replace(parsed, metadata=provenance, interactions=interactions)
+
+
+def _api_version(interactions: Sequence[Interaction], provider: Provider) -> str | None:
+    """The version header the SDK sent (anthropic-version), else the path's version segment (`v1`, `v1beta`)."""
+    if provider.version_header is not None:
+        sent = [v for it in interactions for v in it.request.headers.get(provider.version_header, ())]
+        return sent[0] if sent else None
+    for it in interactions:
+        for segment in it.request.path.split("/"):
+            if segment[:1] == "v" and segment[1:2].isdigit():
+                return segment
+    return None
+
+
+def _requested_model(interaction: Interaction) -> str | None:
+    body = interaction.request.json
+    model = body.get("model") if isinstance(body, dict) else None
+    if isinstance(model, str):
+        return model
+    # Gemini names the model in the path: /v1beta/models/{model}:generateContent
+    _, found, rest = interaction.request.path.partition("/models/")
+    return (rest.split(":", 1)[0] or None) if found else None
 
 
 def _lists(headers: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
@@ -450,7 +282,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="gateway-conformance record",
         description="Regenerate cassettes against a live provider and show what changed.",
     )
-    p.add_argument("--provider", required=True, help="the provider to record from (anthropic)")
+    p.add_argument("--provider", required=True, help=f"the provider to record from ({'|'.join(PROVIDERS)})")
     p.add_argument(
         "--scenario",
         action="append",
@@ -492,63 +324,77 @@ def main(argv: list[str]) -> int:
         return EXIT_CONFIG
 
 
+def _target(args: argparse.Namespace) -> Target:
+    provider = PROVIDERS.get(args.provider)
+    if provider is None:
+        raise ConfigError(f"unknown provider {args.provider!r} (known: {', '.join(PROVIDERS)})")
+    found = [(var, value) for var in provider.key_env if (value := os.environ.get(var, "").strip())]
+    if not found:
+        names = " or ".join(provider.key_env)
+        raise ConfigError(f"{names} is not set: export the {provider.name} API key to record with")
+    base_url: str = args.base_url or provider.base_url
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--base-url must be an http(s) URL, not {_safe_url(base_url)!r}")
+    if parts.query or parts.username or parts.password:
+        # A key in the URL would bypass the scrubbing of headers; the environment is its only way in.
+        raise ConfigError(
+            "--base-url must not carry a query string or user:password@ (the key comes from the environment)"
+        )
+    var, key = found[0]
+    return Target(provider, base_url, key, var, api_host(base_url, provider))
+
+
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    provider: str = args.provider
-    if provider not in SUPPORTED_PROVIDERS:
-        raise ConfigError(
-            f"provider {provider!r} is not supported yet (supported: {', '.join(SUPPORTED_PROVIDERS)})"
-        )
-    key = os.environ.get(PROVIDER_KEY_ENV[provider], "").strip()
-    if not key:
-        raise ConfigError(
-            f"{PROVIDER_KEY_ENV[provider]} is not set: export the {provider} API key to record with"
-        )
-    folder = (args.cassettes_dir or paths.cassettes_dir()) / provider
+    target = _target(args)
+    name = target.provider.name
+    folder = (args.cassettes_dir or paths.cassettes_dir()) / name
     if not folder.is_dir():
         raise ConfigError(f"no cassettes folder {folder}")
     files = _select(folder, args.scenario)
     if not files:
         raise ConfigError(f"no cassette under {folder} matches {', '.join(args.scenario) or '*'}")
-    base_url: str = args.base_url or DEFAULT_BASE_URL[provider]
     today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     dry = " (dry run: nothing is written)" if args.dry_run else ""
-    print(f"recording {len(files)} {provider} scenario(s) from {_safe_url(base_url)}{dry}", file=out)
-
+    print(f"recording {len(files)} {name} scenario(s) from {_safe_url(target.base_url)}{dry}", file=out)
     counts = {"recorded": 0, "not recordable": 0, "failed": 0}
     with tempfile.TemporaryDirectory(prefix="gc-record-") as work:
         for path in files:
-            name = f"{provider}/{path.stem}"
-            try:
-                old = load_named(name, folder.parent)
-            except CassetteError as exc:
-                print(f"{name}: FAILED: cannot read the cassette it replaces: {exc.problem}", file=out)
-                counts["failed"] += 1
-                continue
-            reason = fault_reason(old)
-            if reason is not None:
-                print(f"{name}: not recordable (fault scenario): {reason}", file=out)
-                counts["not recordable"] += 1
-                continue
-            result = record_scenario(old, base_url=base_url, key=key, workdir=Path(work), today=today)
-            if isinstance(result, Cassette):
-                try:
-                    write_checked(result, path, key, staging=Path(work) if args.dry_run else path.parent)
-                except CassetteError as exc:
-                    result = Failure(None, None, None, f"recording refused: {exc.problem}")
-            if isinstance(result, Failure):
-                print(f"{name}: {result.describe()}", file=out)
-                counts["failed"] += 1
-                continue
-            verb = "would replace" if args.dry_run else "replaced"
-            meta = result.metadata
-            print(
-                f"{name}: recorded {len(result.interactions)} interaction(s), model {meta.model}, "
-                f"anthropic-version {meta.api_version}; {verb} {path}",
-                file=out,
-            )
-            changes = diff_cassettes(old, result)
-            for line in changes or ["no semantic change"]:
-                print(f"  {line}", file=out)
-            counts["recorded"] += 1
+            outcome = _record_file(path, target, Path(work), today, dry_run=args.dry_run, out=out)
+            counts[outcome] += 1
     print("summary: " + ", ".join(f"{n} {label}" for label, n in counts.items()), file=out)
     return EXIT_FAILED if counts["failed"] else EXIT_OK
+
+
+def _record_file(path: Path, target: Target, work: Path, today: str, *, dry_run: bool, out: TextIO) -> str:
+    """Record one cassette file, print what happened; the outcome is a key of `_run`'s counts."""
+    name = f"{target.provider.name}/{path.stem}"
+    try:
+        old = load_named(name, path.parent.parent)
+    except CassetteError as exc:
+        print(f"{name}: FAILED: cannot read the cassette it replaces: {exc.problem}", file=out)
+        return "failed"
+    reason = fault_reason(old)
+    if reason is not None:
+        print(f"{name}: not recordable (fault scenario): {reason}", file=out)
+        return "not recordable"
+    result = record_scenario(old, target, workdir=work, today=today)
+    if isinstance(result, Cassette):
+        try:
+            write_checked(result, path, target.key, staging=work if dry_run else path.parent)
+        except CassetteError as exc:
+            result = Failure(None, None, None, f"recording refused: {exc.problem}")
+    if isinstance(result, Failure):
+        print(f"{name}: {result.describe()}", file=out)
+        return "failed"
+    meta = result.metadata
+    version = target.provider.version_header or "api version"
+    host = f", host {meta.host}" if meta.host else ""
+    print(
+        f"{name}: recorded {len(result.interactions)} interaction(s), model {meta.model}, "
+        f"{version} {meta.api_version}{host}; {'would replace' if dry_run else 'replaced'} {path}",
+        file=out,
+    )
+    for line in diff_cassettes(old, result) or ["no semantic change"]:
+        print(f"  {line}", file=out)
+    return "recorded"

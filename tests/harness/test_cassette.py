@@ -18,12 +18,14 @@ from harness.replay.cassette import (
     Provenance,
     RecordedRequest,
     RecordedResponse,
+    cassette_from_dict,
     endpoint_kind,
     find_secrets,
     load_cassette,
     load_named,
     match,
     scrub,
+    scrub_uri,
     stream_flag,
     write_cassette,
 )
@@ -93,6 +95,13 @@ def _set(path: str, value: object):
 _DELETE = object()
 
 
+def _recorded_host(host: object):
+    def edit(d: dict) -> None:
+        d["metadata"].update(origin="recorded", host=host)
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
@@ -125,6 +134,19 @@ _DELETE = object()
             _set("interactions.0.request.headers.x-forwarded", [f"Bearer {FAKE_TOKEN}"]),
             "header 'x-forwarded'",
         ),
+        (_set("metadata.host", "127.0.0.1:8080"), "a synthesized cassette has none"),
+        (_recorded_host("https://api.example.com"), "metadata.host must be host or host:port"),
+        (_recorded_host("api.example.com/v1"), "metadata.host must be host or host:port"),
+        (_recorded_host(8080), "metadata.host must be a string"),
+        (
+            _set("interactions.1.request.uri", "https://h/v1/messages?alt=sse&key=" + "AIza" + "q" * 35),
+            "interactions[1].request.uri carries a credential",
+        ),
+        (
+            _set("interactions.0.request.uri", "https://h/v1/messages?api_key=abc123"),
+            "uri carries a credential",
+        ),
+        (_set("interactions.0.request.uri", "https://h/v1/messages?x=" + "AIza" + "q" * 35), "uri carries"),
     ],
     ids=[
         "version-2",
@@ -144,6 +166,13 @@ _DELETE = object()
         "openai-key-in-response-header",
         "cookie",
         "bearer-token-any-header",
+        "host-on-synthesized",
+        "host-with-scheme",
+        "host-with-path",
+        "host-not-a-string",
+        "key-in-query",
+        "short-key-in-query",
+        "google-key-in-other-query",
     ],
 )
 def test_invalid_cassettes_are_refused(tmp_path: Path, edit, problem: str) -> None:
@@ -183,6 +212,46 @@ def test_provenance_requirements_depend_on_origin(tmp_path: Path, origin: str, d
     else:
         with pytest.raises(CassetteError, match=drop):
             load_cassette(path)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8080", "eu.api.example.com", "[::1]:9", "localhost"])
+def test_a_recorded_cassette_may_name_its_host(tmp_path: Path, host: str) -> None:
+    data = _raw(origin="recorded", host=host)
+    path = _write(tmp_path, data)
+    loaded = load_cassette(path)
+    assert loaded.metadata.host == host
+    again = load_cassette(write_cassette(tmp_path / "again.yaml", loaded))
+    assert again.metadata == loaded.metadata and again.metadata.to_dict()["host"] == host
+
+
+def test_a_placeholder_key_in_the_query_loads() -> None:
+    data = _raw()
+    data["interactions"][0]["request"]["uri"] = (
+        "https://h/v1beta/models/m:generateContent?key=<GEMINI_API_KEY>"
+    )
+    assert (
+        cassette_from_dict(data, path=Path("c.yaml"), name="c")
+        .interactions[0]
+        .request.path.endswith(":generateContent")
+    )
+
+
+@pytest.mark.parametrize(
+    ("uri", "clean"),
+    [
+        ("https://h/v1/messages", "https://h/v1/messages"),
+        ("https://h/m:streamGenerateContent?alt=sse", "https://h/m:streamGenerateContent?alt=sse"),
+        ("https://h/m:streamGenerateContent?alt=sse&key=abc123", "https://h/m:streamGenerateContent?alt=sse"),
+        ("https://h/m:generateContent?KEY=abc&Api_Key=d&x=1", "https://h/m:generateContent?x=1"),
+        ("https://h/m:generateContent?access_token=t", "https://h/m:generateContent"),
+    ],
+    ids=["no-query", "kept-query", "key-dropped", "case-insensitive", "token-dropped"],
+)
+def test_scrub_uri_drops_credential_query_parameters(uri: str, clean: str) -> None:
+    assert scrub_uri(uri) == clean
+    original = _interaction_with_secrets()
+    moved = replace(original, request=replace(original.request, uri=uri))
+    assert scrub(moved).request.uri == clean
 
 
 def test_unreadable_and_missing_files(tmp_path: Path) -> None:

@@ -1,33 +1,27 @@
-"""harness.replay.record: re-recording cassettes against a fake Anthropic provider on loopback (nothing leaves it)."""
+"""harness.replay.record: re-recording cassettes against fake Anthropic, OpenAI and Gemini providers on loopback
+(nothing leaves it), table-driven over the three families."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import shutil
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.gzip import GZipMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from harness import paths, sse
 from harness.replay.cassette import load_cassette
-from harness.replay.record import diff_cassettes, fault_reason, main
+from harness.replay.providers import PROVIDERS, gemini_path
+from harness.replay.record import api_host, diff_cassettes, fault_reason, main
+from tests.harness.fake_providers import APPS, FakeProvider
 from tests.harness.tiny_gateways import serve
 
-# Built by concatenation so that no secret-shaped literal sits in the repository.
-FAKE_KEY = "sk-" + "ant-" + "fake0000" * 4
-SOURCE = paths.cassettes_dir() / "anthropic"
-SCENARIOS = ("text-basic", "error-529", "stream-error-overloaded")
+CASSETTES = paths.cassettes_dir()
+SOURCE = CASSETTES / "anthropic"
 SSE_NAMES = [
     "message_start",
     "content_block_start",
@@ -40,304 +34,365 @@ SSE_NAMES = [
 ]
 
 
+@dataclass(frozen=True)
+class Family:
+    name: str
+    key_env: str
+    key: str  # built by concatenation so that no secret-shaped literal sits in the repository
+    suffix: str  # what the base URL adds to the fake's root (the OpenAI SDK's base URL carries /v1)
+    faults: dict[str, str]  # shipped fault cassettes copied too → the reason `record` prints
+    credential: tuple[str, tuple[str, ...]]  # the stored credential header, redacted
+    echoed: tuple[tuple[str, ...], ...]  # what an echoed key becomes (vcrpy's placeholder or the harness's)
+    model: str  # the model the fake's answer names
+    changed_stop: str
+    stop_diff: str  # the diff line's start when the stop reason changes
+    api_version: str | None  # None: the version header the SDK sent
+    fail_line: str
+    paths: tuple[str, str]  # the non-streaming and streaming request paths the provider saw
+
+
+FAMILIES = (
+    Family(
+        name="anthropic",
+        key_env="ANTHROPIC_API_KEY",
+        key="sk-" + "ant-" + "fake0000" * 4,
+        suffix="",
+        faults={
+            "error-529": "interaction #0 answers HTTP 529",
+            "stream-error-overloaded": "interaction #0 answers HTTP 529",
+        },
+        credential=("authorization", ("Bearer <REDACTED>",)),
+        echoed=(("Bearer <ANTHROPIC_API_KEY>",), ("Bearer <REDACTED>",)),
+        model="claude-sonnet-5-5",
+        changed_stop="max_tokens",
+        stop_diff="stop_reason end_turn → max_tokens",
+        api_version=None,
+        fail_line="FAILED at interaction #0: HTTP 401 authentication_error: invalid x-api-key",
+        paths=("/v1/messages", "/v1/messages"),
+    ),
+    Family(
+        name="openai",
+        key_env="OPENAI_API_KEY",
+        key="sk-" + "proj-" + "fake0000" * 4,
+        suffix="/v1",
+        faults={
+            "error-429": "interaction #0 answers HTTP 429",
+            "error-500": "interaction #0 answers HTTP 500",
+        },
+        credential=("authorization", ("Bearer <REDACTED>",)),
+        echoed=(("Bearer <OPENAI_API_KEY>",), ("Bearer <REDACTED>",)),
+        model="gpt-5.5-2026-09-18",
+        changed_stop="length",
+        stop_diff="finish_reason stop → length",
+        api_version="v1",
+        fail_line="FAILED at interaction #0: HTTP 401 invalid_request_error: Incorrect API key provided",
+        paths=("/v1/chat/completions", "/v1/chat/completions"),
+    ),
+    Family(
+        name="gemini",
+        key_env="GEMINI_API_KEY",
+        key="AIza" + "Fake0000" * 4 + "xyz",
+        suffix="",
+        faults={
+            "error-503": "interaction #0 answers HTTP 503",
+            "fallback-503": "interaction #0 answers HTTP 503",
+        },
+        credential=("x-goog-api-key", ("<REDACTED>",)),
+        echoed=(("<GEMINI_API_KEY>",), ("<REDACTED>",)),
+        model="gemini-2.5-flash",
+        changed_stop="MAX_TOKENS",
+        stop_diff="finishReason STOP → MAX_TOKENS",
+        api_version="v1beta",
+        fail_line="FAILED at interaction #0: HTTP 401 UNAUTHENTICATED: API key not valid",
+        paths=(
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        ),
+    ),
+)
+BY_NAME = {f.name: f for f in FAMILIES}
+# Other ways the SDKs find credentials, base URLs or another backend must not leak into the tests.
+FOREIGN_ENV = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_GEMINI_BASE_URL",
+)
+
+
 @dataclass
-class FakeProvider:
-    """What the fake answers; every request it got (headers lower-cased, parsed body)."""
+class Setup:
+    family: Family
+    fake: FakeProvider
+    url: str
+    cassettes: Path
 
-    stop_reason: str = "end_turn"
-    fail_status: int | None = None
-    echo_key: bool = False  # a misbehaving provider that reflects the credential in a response header
-    overloaded_mid_stream: bool = False  # a transient `event: error` after HTTP 200
-    seen: list[tuple[dict[str, str], Any]] = field(default_factory=list)
+    def record(self, *extra: str) -> int:
+        argv = ["--provider", self.family.name, "--base-url", self.url + self.family.suffix]
+        return main([*argv, "--cassettes-dir", str(self.cassettes), *extra])
 
-
-def _usage() -> dict[str, Any]:
-    return {
-        "input_tokens": 27,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
-        "output_tokens": 20,
-        "service_tier": "standard",
-    }
+    def path(self, name: str) -> Path:
+        return self.cassettes / self.family.name / f"{name}.yaml"
 
 
-def make_provider(fake: FakeProvider) -> Starlette:
-    async def messages(request: Request) -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        body = await request.json()
-        fake.seen.append((headers, body))
-        if "authorization" not in headers and "x-api-key" not in headers:
-            return JSONResponse(
-                {"type": "error", "error": {"type": "authentication_error", "message": "no key"}}, 401
-            )
-        # Fresh ids on every answer: the diff must not report them.
-        rid, mid = f"req_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}"
-        extra = {
-            "request-id": rid,
-            "anthropic-ratelimit-requests-remaining": str(len(fake.seen)),
-            "set-cookie": "session=abc; Secure",
-            "anthropic-organization-id": "org-0000",
-            "retry-after": "0",
-        }
-        if fake.echo_key:
-            extra["x-debug-auth"] = headers.get("authorization", "")
-        if fake.fail_status is not None:
-            error = {
-                "type": "error",
-                "error": {"type": "authentication_error", "message": "invalid x-api-key"},
-            }
-            return JSONResponse(error, fake.fail_status, headers=extra)
-        message = {
-            "id": mid,
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": [{"type": "text", "text": "Cached prefixes are reused."}],
-            "stop_reason": fake.stop_reason,
-            "stop_sequence": None,
-            "stop_details": None,
-            "usage": _usage(),
-        }
-        if not body.get("stream"):
-            return JSONResponse(message, headers=extra)
-
-        async def events() -> AsyncIterator[bytes]:
-            start_usage = {k: v for k, v in _usage().items() if k != "cache_creation"} | {"output_tokens": 1}
-            start = {**message, "content": [], "stop_reason": None, "usage": start_usage}
-            payloads = [
-                ("message_start", {"type": "message_start", "message": start}),
-                (
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": 0,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                ),
-                ("ping", {"type": "ping"}),
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": "Cached prefixes"},
-                    },
-                ),
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": " are reused."},
-                    },
-                ),
-                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                (
-                    "message_delta",
-                    {
-                        "type": "message_delta",
-                        "delta": {"stop_reason": fake.stop_reason, "stop_sequence": None},
-                        "usage": {k: v for k, v in _usage().items() if k.endswith("tokens")},
-                    },
-                ),
-                ("message_stop", {"type": "message_stop"}),
-            ]
-            if fake.overloaded_mid_stream:
-                error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-                payloads[4:] = [("error", error)]
-            for name, data in payloads:  # one event per chunk, as the API streams
-                yield f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-
-        return StreamingResponse(
-            events(),
-            media_type="text/event-stream; charset=utf-8",
-            headers={**extra, "cache-control": "no-cache"},
-        )
-
-    # gzip like the real API, so the test proves bodies are stored decoded (GZip skips text/event-stream).
-    return Starlette(
-        routes=[Route("/v1/messages", messages, methods=["POST"])],
-        middleware=[Middleware(GZipMiddleware, minimum_size=0)],
-    )
-
-
-@pytest.fixture
-def provider() -> Iterator[tuple[FakeProvider, str]]:
-    fake = FakeProvider()
-    with serve(make_provider(fake)) as url:
-        yield fake, url
-
-
-@pytest.fixture
-def cassettes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary cassettes dir holding copies of a few shipped cassettes; the key set in the environment."""
-    folder = tmp_path / "cassettes" / "anthropic"
+@pytest.fixture(params=FAMILIES, ids=[f.name for f in FAMILIES])
+def setup(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
+    """A fake provider of the family on loopback; a temporary cassettes dir with copies of a few shipped
+    cassettes (text-basic and fault scenarios); the key set in the environment."""
+    family: Family = request.param
+    folder = tmp_path / "cassettes" / family.name
     folder.mkdir(parents=True)
-    for name in SCENARIOS:
-        shutil.copy(SOURCE / f"{name}.yaml", folder / f"{name}.yaml")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    # Other ways the SDK finds credentials or a base URL must not leak into the test.
-    for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
+    for name in ("text-basic", *family.faults):
+        shutil.copy(CASSETTES / family.name / f"{name}.yaml", folder / f"{name}.yaml")
+    for var in FOREIGN_ENV:
         monkeypatch.delenv(var, raising=False)
-    return tmp_path / "cassettes"
-
-
-def _record(cassettes: Path, url: str, *extra: str) -> int:
-    return main(["--provider", "anthropic", "--base-url", url, "--cassettes-dir", str(cassettes), *extra])
+    monkeypatch.setenv(family.key_env, family.key)
+    fake = FakeProvider(family.name)
+    with serve(APPS[family.name](fake)) as url:
+        yield Setup(family, fake, url, tmp_path / "cassettes")
 
 
 def test_records_json_and_sse_scrubbed_with_provenance(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
+    setup: Setup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake, url = provider
+    family, fake = setup.family, setup.fake
     fake.echo_key = True
-    assert _record(cassettes, url, "--scenario", "anthropic/text-*") == 0
+    assert setup.record("--scenario", f"{family.name}/text-*") == 0
     out = capsys.readouterr().out
 
-    path = cassettes / "anthropic" / "text-basic.yaml"
+    path = setup.path("text-basic")
     text = path.read_text()
-    assert FAKE_KEY not in text and FAKE_KEY not in out
+    assert family.key not in text and family.key not in out
     new = load_cassette(path)
     meta = new.metadata
-    assert (meta.origin, meta.provider, meta.model) == ("recorded", "anthropic", "claude-sonnet-5-5")
+    assert (meta.origin, meta.provider, meta.model) == ("recorded", family.name, family.model)
     assert meta.date == _dt.datetime.now(_dt.timezone.utc).date().isoformat()
-    assert meta.api_version == fake.seen[0][0]["anthropic-version"]  # the header actually sent
-    assert meta.description == "Plain text answer, stop_reason end_turn."
+    assert meta.host == setup.url.removeprefix("http://")  # not the public API: the stamp says where
+    sent_version = fake.seen[0].headers.get("anthropic-version")
+    assert meta.api_version == (family.api_version or sent_version) and meta.api_version
+    old = load_cassette(CASSETTES / family.name / "text-basic.yaml")
+    assert meta.description == old.metadata.description
 
     # The provider saw the recorded requests, in order, with the key; the cassette holds none of it.
-    assert [body["stream"] for _, body in fake.seen] == [False, True]
-    assert (
-        fake.seen[0][1]["messages"]
-        == load_cassette(SOURCE / "text-basic.yaml").interactions[0].request.json["messages"]
-    )
+    assert tuple(seen.path for seen in fake.seen) == family.paths
+    assert [seen.body for seen in fake.seen] == [it.request.json for it in old.interactions]
     for it in new.interactions:
-        assert it.request.headers.get("authorization") == ("Bearer <REDACTED>",)
-        assert "x-api-key" not in it.request.headers
+        name, value = family.credential
+        assert it.request.headers.get(name) == value
+        assert "key=" not in it.request.uri and family.key not in it.request.uri
         assert not {"host", "x-stainless-os", "x-stainless-arch"} & set(it.request.headers)
-        for gone in ("set-cookie", "anthropic-organization-id", "retry-after", "content-encoding"):
+        for gone in ("set-cookie", "anthropic-organization-id", "openai-organization", "retry-after"):
             assert gone not in it.response.headers
-        # vcrpy >= 9 puts its placeholder there; older vcrpy leaves it to the harness's own scrub.
-        assert it.response.headers["x-debug-auth"] in (
-            ("Bearer <ANTHROPIC_API_KEY>",),
-            ("Bearer <REDACTED>",),
-        )
+        assert "content-encoding" not in it.response.headers
+        assert it.response.headers["x-debug-auth"] in family.echoed
         assert all(name == name.lower() for name in (*it.request.headers, *it.response.headers))
 
     plain, stream = new.interactions
-    assert json.loads(plain.response.body)["stop_reason"] == "end_turn"  # stored decoded, not gzip
+    assert not plain.request.stream and stream.request.stream
+    assert json.loads(plain.response.body)  # stored decoded, not gzip
     decoded = sse.decode(stream.response.body)
-    assert [ev.event for ev in decoded.events] == SSE_NAMES
-    assert not decoded.problems and stream.response.body.endswith(b"\n\n")
-    assert "text-basic: recorded 2 interaction(s)" in out
+    assert decoded.events and not decoded.problems
+    assert f"{family.name}/text-basic: recorded 2 interaction(s), model {family.model}" in out
+    assert f"host {meta.host}" in out
+
+
+@pytest.mark.parametrize("setup", [BY_NAME["anthropic"]], indirect=True, ids=["anthropic"])
+def test_anthropic_stream_is_stored_event_by_event(setup: Setup) -> None:
+    assert setup.record("--scenario", "text-basic") == 0
+    stream = load_cassette(setup.path("text-basic")).interactions[1]
+    assert [ev.event for ev in sse.decode(stream.response.body).events] == SSE_NAMES
+    assert stream.response.body.endswith(b"\n\n")
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+def test_only_another_host_than_the_public_api_is_stamped(family: Family) -> None:
+    provider = PROVIDERS[family.name]
+    assert api_host(provider.base_url, provider) is None
+    assert api_host(provider.base_url.replace("https://", "https://eu."), provider) is not None
+    assert api_host("http://127.0.0.1:8080/v1", provider) == "127.0.0.1:8080"
+    assert api_host("http://[::1]:8080", provider) == "[::1]:8080"
+    assert api_host(provider.base_url.replace("https://", "http://"), provider) is not None
 
 
 def test_diff_reports_changed_stop_reason_and_ignores_ids(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
+    setup: Setup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake, url = provider
-    fake.stop_reason = "max_tokens"
-    assert _record(cassettes, url, "--scenario", "text-basic") == 0
+    setup.fake.stop = setup.family.changed_stop
+    assert setup.record("--scenario", "text-basic") == 0
     out = capsys.readouterr().out
-    assert "#0 (non-stream): stop_reason end_turn → max_tokens" in out
-    assert "#1 (stream): stop_reason end_turn → max_tokens" in out
     diff = [line for line in out.splitlines() if line.startswith("  ")]
-    assert len(diff) == 2, (
-        out
-    )  # ids, request ids, rate limits, text and delta counts all changed: not reported
-    assert not any(marker in out for marker in ("msg_", "req_", "toolu_"))
+    # ids, request ids, rate limits, text and delta counts all changed: not reported
+    assert diff == [
+        f"  #0 (non-stream): {setup.family.stop_diff}",
+        f"  #1 (stream): {setup.family.stop_diff}",
+    ], out
+    assert not any(marker in out for marker in ("msg_", "req_", "toolu_", "chatcmpl-", "fp_"))
 
 
-def test_same_behaviour_is_no_semantic_change(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    _, url = provider
-    assert _record(cassettes, url, "--scenario", "text-basic") == 0
+def test_same_behaviour_is_no_semantic_change(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    assert setup.record("--scenario", "text-basic") == 0
     assert "  no semantic change" in capsys.readouterr().out
 
 
-def test_fault_scenarios_are_skipped_and_reported(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fake, url = provider
-    before = {name: (cassettes / "anthropic" / f"{name}.yaml").read_bytes() for name in SCENARIOS}
-    assert _record(cassettes, url) == 0
+def test_fault_scenarios_are_skipped_and_reported(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    family = setup.family
+    before = {name: setup.path(name).read_bytes() for name in family.faults}
+    assert setup.record() == 0
     out = capsys.readouterr().out
-    assert "anthropic/error-529: not recordable (fault scenario): interaction #0 answers HTTP 529" in out
-    assert "anthropic/stream-error-overloaded: not recordable (fault scenario)" in out
-    assert "summary: 1 recorded, 2 not recordable, 0 failed" in out
-    assert len(fake.seen) == 2  # only text-basic's two requests reached the provider
-    for name in ("error-529", "stream-error-overloaded"):
-        assert (cassettes / "anthropic" / f"{name}.yaml").read_bytes() == before[name]
+    for name, reason in family.faults.items():
+        assert f"{family.name}/{name}: not recordable (fault scenario): {reason}" in out
+    assert f"summary: 1 recorded, {len(family.faults)} not recordable, 0 failed" in out
+    assert len(setup.fake.seen) == 2  # only text-basic's two requests reached the provider
+    for name, content in before.items():
+        assert setup.path(name).read_bytes() == content
 
 
-def test_dry_run_writes_nothing(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fake, url = provider
-    fake.stop_reason = "max_tokens"
-    path = cassettes / "anthropic" / "text-basic.yaml"
-    before = path.read_bytes()
-    assert _record(cassettes, url, "--scenario", "text-basic", "--dry-run") == 0
+def test_dry_run_writes_nothing(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    setup.fake.stop = setup.family.changed_stop
+    path = setup.path("text-basic")
+    before = sorted(p.name for p in path.parent.iterdir()), path.read_bytes()
+    assert setup.record("--scenario", "text-basic", "--dry-run") == 0
     out = capsys.readouterr().out
-    assert "would replace" in out and "stop_reason end_turn → max_tokens" in out
-    assert path.read_bytes() == before
-    assert sorted(p.name for p in path.parent.iterdir()) == sorted(f"{n}.yaml" for n in SCENARIOS)
+    assert "would replace" in out and setup.family.stop_diff in out
+    assert (sorted(p.name for p in path.parent.iterdir()), path.read_bytes()) == before
 
 
 def test_provider_error_fails_the_scenario_and_keeps_the_old_cassette(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
+    setup: Setup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake, url = provider
-    fake.fail_status = 401
-    path = cassettes / "anthropic" / "text-basic.yaml"
+    setup.fake.fail_status = 401
+    path = setup.path("text-basic")
     before = path.read_bytes()
-    assert _record(cassettes, url, "--scenario", "text-basic") == 1
+    assert setup.record("--scenario", "text-basic") == 1
     out = capsys.readouterr().out
-    assert "anthropic/text-basic: FAILED at interaction #0: HTTP 401 authentication_error" in out
-    assert len(fake.seen) == 1  # max_retries=0, and the scenario stops at its first failure
+    assert f"{setup.family.name}/text-basic: {setup.family.fail_line}" in out
+    assert len(setup.fake.seen) == 1  # no retries, and the scenario stops at its first failure
     assert path.read_bytes() == before
-    assert FAKE_KEY not in out
+    assert setup.family.key not in out
+    assert "summary: 0 recorded, 0 not recordable, 1 failed" in out
 
 
 def test_a_transient_mid_stream_error_is_not_recorded(
-    provider: tuple[FakeProvider, str], cassettes: Path, capsys: pytest.CaptureFixture[str]
+    setup: Setup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake, url = provider
-    fake.overloaded_mid_stream = True
-    path = cassettes / "anthropic" / "text-basic.yaml"
+    setup.fake.error_mid_stream = True
+    path = setup.path("text-basic")
     before = path.read_bytes()
-    assert _record(cassettes, url, "--scenario", "text-basic") == 1
+    assert setup.record("--scenario", "text-basic") == 1
     out = capsys.readouterr().out
-    assert "FAILED: fault: the provider answered with a fault: interaction #1 ends in a mid-stream" in out
+    assert f"{setup.family.name}/text-basic: FAILED" in out
+    if setup.family.name == "gemini":
+        # google-genai raises on the error line itself: the stream's interaction fails with Gemini's status.
+        assert "FAILED at interaction #1: HTTP 503 UNAVAILABLE: The model is overloaded." in out
+    else:
+        assert "FAILED: fault: the provider answered with a fault: interaction #1 ends in a mid-stream" in out
     assert path.read_bytes() == before
 
 
+def test_unreachable_provider_is_a_failure(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--provider", setup.family.name, "--base-url", "http://127.0.0.1:9" + setup.family.suffix]
+    assert main([*argv, "--cassettes-dir", str(setup.cassettes), "--scenario", "text-basic"]) == 1
+    out = capsys.readouterr().out
+    assert f"{setup.family.name}/text-basic: FAILED at interaction #0:" in out
+    assert setup.family.key not in out
+
+
 @pytest.mark.parametrize(
-    ("argv", "env", "message"),
+    ("argv", "unset", "message"),
     [
-        (["--provider", "anthropic"], None, "ANTHROPIC_API_KEY is not set"),
-        (["--provider", "openai"], FAKE_KEY, "'openai' is not supported yet"),
-        (["--provider", "anthropic", "--scenario", "nope-*"], FAKE_KEY, "no cassette under"),
-        ([], FAKE_KEY, "required: --provider"),
+        (["--provider", "anthropic"], "ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is not set"),
+        (["--provider", "openai"], "OPENAI_API_KEY", "OPENAI_API_KEY is not set"),
+        (["--provider", "gemini"], "GEMINI_API_KEY", "GOOGLE_API_KEY or GEMINI_API_KEY is not set"),
+        (["--provider", "mistral"], None, "unknown provider 'mistral' (known: anthropic, openai, gemini)"),
+        (["--provider", "anthropic", "--scenario", "nope-*"], None, "no cassette under"),
+        ([], None, "required: --provider"),
     ],
-    ids=["no-key", "unsupported-provider", "no-scenario-matches", "no-provider"],
+    ids=[
+        "no-anthropic-key",
+        "no-openai-key",
+        "no-gemini-key",
+        "unknown-provider",
+        "no-scenario-matches",
+        "no-provider",
+    ],
 )
 def test_configuration_errors_exit_3(
     argv: list[str],
-    env: str | None,
+    unset: str | None,
     message: str,
-    cassettes: Path,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    if env is None:
-        monkeypatch.delenv("ANTHROPIC_API_KEY")
+    for family in FAMILIES:
+        monkeypatch.setenv(family.key_env, family.key)
+        shutil.copytree(CASSETTES / family.name, tmp_path / family.name)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    if unset is not None:
+        monkeypatch.delenv(unset)
     # No provider runs here: a configuration error must stop before any request.
-    assert main([*argv, "--base-url", "http://127.0.0.1:9", "--cassettes-dir", str(cassettes)]) == 3
+    assert main([*argv, "--base-url", "http://127.0.0.1:9", "--cassettes-dir", str(tmp_path)]) == 3
     captured = capsys.readouterr()
     assert message in captured.err
-    assert FAKE_KEY not in captured.out + captured.err
+    assert not any(f.key in captured.out + captured.err for f in FAMILIES)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.0.0.1:9/?key=" + "AIza" + "Fake0000" * 4, "http://user:pw@127.0.0.1:9", "ftp://127.0.0.1:9"],
+    ids=["key-in-query", "userinfo", "not-http"],
+)
+def test_a_base_url_that_could_carry_a_key_is_refused(
+    base_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", BY_NAME["gemini"].key)
+    shutil.copytree(CASSETTES / "gemini", tmp_path / "gemini")
+    assert main(["--provider", "gemini", "--base-url", base_url, "--cassettes-dir", str(tmp_path)]) == 3
+    captured = capsys.readouterr()
+    assert "--base-url must" in captured.err and "Fake0000" not in captured.err + captured.out
+
+
+def test_gemini_uses_the_google_api_key_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """google-genai's own order: GOOGLE_API_KEY wins over GEMINI_API_KEY; the placeholder names the one used."""
+    shutil.copytree(CASSETTES / "gemini", tmp_path / "gemini")
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", BY_NAME["gemini"].key)
+    fake = FakeProvider("gemini", echo_key=True)
+    with serve(APPS["gemini"](fake)) as url:
+        argv = ["--provider", "gemini", "--base-url", url, "--cassettes-dir", str(tmp_path)]
+        assert main([*argv, "--scenario", "text-basic"]) == 0
+    assert fake.seen[0].headers["x-goog-api-key"] == BY_NAME["gemini"].key
+    stored = load_cassette(tmp_path / "gemini" / "text-basic.yaml").interactions[0].response.headers
+    assert stored["x-debug-auth"] in (("<GOOGLE_API_KEY>",), ("<REDACTED>",))
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("https://h/v1beta/models/m:generateContent", ("v1beta", "models/m:generateContent")),
+        (
+            "https://h/v1beta/models/m:streamGenerateContent?alt=sse",
+            ("v1beta", "models/m:streamGenerateContent?alt=sse"),
+        ),
+        (
+            "https://h/v1beta/models/m:streamGenerateContent?key=<REDACTED>&alt=sse",
+            ("v1beta", "models/m:streamGenerateContent?alt=sse"),
+        ),
+        ("https://h/v1/models/m:generateContent?key=", ("v1", "models/m:generateContent")),
+    ],
+    ids=["plain", "alt-sse", "key-dropped", "empty-key-dropped"],
+)
+def test_gemini_path_never_forwards_a_query_key(uri: str, expected: tuple[str, str]) -> None:
+    assert gemini_path(uri) == expected
 
 
 # --- the semantic diff and fault detection, pure ----------------------------------------------
@@ -432,3 +487,212 @@ def test_mid_stream_error_is_a_fault() -> None:
     cassette = load_cassette(SOURCE / "stream-error-overloaded.yaml")
     only_stream = replace(cassette, interactions=cassette.interactions[1:])
     assert fault_reason(only_stream) == "interaction #0 ends in a mid-stream `event: error`"
+
+
+# --- OpenAI and Gemini summaries, pure --------------------------------------------------------
+
+
+def _edited(name: str, index: int, edit: Any) -> tuple[Any, Any]:
+    old = load_cassette(CASSETTES / f"{name}.yaml")
+    interactions = list(old.interactions)
+    resp = interactions[index].response
+    interactions[index] = replace(interactions[index], response=replace(resp, body=edit(resp.body)))
+    return old, replace(old, interactions=tuple(interactions))
+
+
+def _chunks_edit(change: Any) -> Any:
+    """Apply `change` to the list of a stream's parsed `data:` payloads (`[DONE]` stays a string)."""
+
+    def edit(body: bytes) -> bytes:
+        events = [ev.data or "" for ev in sse.decode(body).events]
+        payloads = [json.loads(d) if d != "[DONE]" else d for d in events]
+        change(payloads)
+        return b"".join(
+            b"data: " + (p if isinstance(p, str) else json.dumps(p)).encode() + b"\n\n" for p in payloads
+        )
+
+    return edit
+
+
+def _openai_tool(d: dict[str, Any]) -> None:
+    call = {"id": "call_x", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}
+    d["choices"][0]["message"]["tool_calls"] = [call]
+
+
+@pytest.mark.parametrize(
+    ("name", "index", "edit", "expected"),
+    [
+        ("openai/text-basic", 0, _json_edit(lambda d: d.update(id="chatcmpl-other", created=1)), []),
+        ("openai/text-basic", 0, _json_edit(lambda d: d["usage"].update(prompt_tokens=1)), []),
+        (
+            "openai/text-basic",
+            0,
+            _json_edit(lambda d: d["choices"][0].update(finish_reason="length")),
+            ["#0 (non-stream): finish_reason stop → length"],
+        ),
+        (
+            "openai/text-basic",
+            0,
+            _json_edit(_openai_tool),
+            [
+                "#0 (non-stream): message parts [text] → [text, tool_call(get_time)]",
+                "#0 (non-stream): message fields appeared: tool_calls",
+            ],
+        ),
+        (
+            "openai/text-basic",
+            0,
+            _json_edit(lambda d: d["usage"].pop("prompt_tokens_details")),
+            [
+                "#0 (non-stream): usage fields disappeared: prompt_tokens_details, "
+                "prompt_tokens_details.audio_tokens, prompt_tokens_details.cached_tokens"
+            ],
+        ),
+        (
+            "openai/text-basic",
+            1,
+            _chunks_edit(lambda ps: ps.pop(-2)),  # the usage-only chunk
+            [
+                "#1 (stream): chunks [role, text*, finish, usage, [DONE]] → [role, text*, finish, [DONE]]",
+                "#1 (stream): usage fields disappeared: completion_tokens, completion_tokens_details, "
+                "completion_tokens_details.accepted_prediction_tokens, completion_tokens_details.audio_tokens, "
+                "completion_tokens_details.reasoning_tokens, completion_tokens_details.rejected_prediction_tokens, "
+                "prompt_tokens, prompt_tokens_details, prompt_tokens_details.audio_tokens, "
+                "prompt_tokens_details.cached_tokens, total_tokens",
+            ],
+        ),
+        ("openai/text-basic", 1, _chunks_edit(lambda ps: ps.insert(2, ps[1])), []),  # one more text delta
+        (
+            "openai/tool-call",
+            1,
+            _chunks_edit(lambda ps: ps.pop(-1)),  # no [DONE]
+            [
+                "#1 (stream): chunks [role, tool_calls*, finish, usage, [DONE]] → [role, tool_calls*, finish, usage]"
+            ],
+        ),
+    ],
+    ids=[
+        "openai-id-ignored",
+        "openai-token-count-ignored",
+        "openai-finish-reason",
+        "openai-tool-call-appeared",
+        "openai-usage-details-gone",
+        "openai-usage-chunk-gone",
+        "openai-delta-count-ignored",
+        "openai-done-gone",
+    ],
+)
+def test_openai_semantic_diff(name: str, index: int, edit: Any, expected: list[str]) -> None:
+    old, new = _edited(name, index, edit)
+    assert diff_cassettes(old, new) == expected
+
+
+def _gemini_chunks_edit(change: Any) -> Any:
+    def edit(body: bytes) -> bytes:
+        payloads = [json.loads(ev.data or "") for ev in sse.decode(body).events]
+        change(payloads)
+        return b"".join(b"data: " + json.dumps(p).encode() + b"\r\n\r\n" for p in payloads)
+
+    return edit
+
+
+def _gemini_call(d: dict[str, Any]) -> None:
+    d["candidates"][0]["content"]["parts"].append({"functionCall": {"name": "get_time", "args": {}}})
+
+
+@pytest.mark.parametrize(
+    ("index", "edit", "expected"),
+    [
+        (0, _json_edit(lambda d: d.update(responseId="other")), []),
+        (0, _json_edit(lambda d: d["usageMetadata"].update(totalTokenCount=1)), []),
+        (
+            0,
+            _json_edit(lambda d: d["candidates"][0].update(finishReason="SAFETY")),
+            ["#0 (non-stream): finishReason STOP → SAFETY"],
+        ),
+        (0, _json_edit(_gemini_call), ["#0 (non-stream): parts [text] → [text, functionCall(get_time)]"]),
+        (
+            0,
+            _json_edit(lambda d: d["usageMetadata"].update(thoughtsTokenCount=12)),
+            ["#0 (non-stream): usageMetadata fields appeared: thoughtsTokenCount"],
+        ),
+        (
+            0,
+            _json_edit(
+                lambda d: d["candidates"][0]["content"]["parts"].insert(0, {"text": "hm", "thought": True})
+            ),
+            ["#0 (non-stream): parts [text] → [thought, text]"],
+        ),
+        (
+            1,
+            _gemini_chunks_edit(lambda ps: ps.insert(1, ps[0])),
+            ["#1 (stream): event count 3 → 4"],
+        ),
+        (
+            1,
+            _gemini_chunks_edit(lambda ps: ps[-1]["candidates"][0].pop("finishReason")),
+            [
+                "#1 (stream): finishReason STOP → null",
+                "#1 (stream): events [text*, text+finish] → [text*]",
+                "#1 (stream): candidate fields disappeared: finishReason",
+            ],
+        ),
+    ],
+    ids=[
+        "gemini-response-id-ignored",
+        "gemini-token-count-ignored",
+        "gemini-finish-reason",
+        "gemini-function-call-appeared",
+        "gemini-usage-field-appeared",
+        "gemini-thought-part",
+        "gemini-event-count",
+        "gemini-no-finish",
+    ],
+)
+def test_gemini_semantic_diff(index: int, edit: Any, expected: list[str]) -> None:
+    old, new = _edited("gemini/text-basic", index, edit)
+    assert diff_cassettes(old, new) == expected
+
+
+def test_error_types_are_read_in_each_familys_envelope() -> None:
+    old = load_cassette(CASSETTES / "gemini" / "text-basic.yaml")
+    first = old.interactions[0]
+    error = b'{"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}'
+    broken = replace(first, response=replace(first.response, status=429, body=error))
+    lines = diff_cassettes(old, replace(old, interactions=(broken, old.interactions[1])))
+    assert lines[:3] == [
+        "#0 (non-stream): status 200 → 429",
+        "#0 (non-stream): model gemini-2.5-flash → null",
+        "#0 (non-stream): finishReason STOP → null",
+    ]
+    assert "#0 (non-stream): error type null → RESOURCE_EXHAUSTED" in lines
+
+
+def _mid_stream(name: str, frame: bytes) -> Any:
+    cassette = load_cassette(CASSETTES / f"{name}.yaml")
+    stream = cassette.interactions[1]
+    body = stream.response.body.split(b"\n\n")[0] + b"\n\n" + frame
+    return replace(cassette, interactions=(replace(stream, response=replace(stream.response, body=body)),))
+
+
+@pytest.mark.parametrize(
+    ("name", "frame", "reason"),
+    [
+        ("openai/text-basic", b'data: {"error": {"message": "boom", "type": "server_error"}}\n\n', "data"),
+        ("openai/text-basic", b'event: error\ndata: {"error": {"message": "boom"}}\n\n', "event"),
+        ("gemini/text-basic", b'data: {"error": {"code": 503, "status": "UNAVAILABLE"}}\r\n\r\n', "data"),
+        (
+            "openai/text-basic",
+            b'data: {"choices": [], "usage": {"prompt_tokens": 1}}\n\ndata: [DONE]\n\n',
+            None,
+        ),
+    ],
+    ids=["openai-data-line", "openai-event-error", "gemini-data-line", "no-error"],
+)
+def test_each_familys_mid_stream_error_is_a_fault(name: str, frame: bytes, reason: str | None) -> None:
+    expected = {
+        "data": 'interaction #0 ends in a mid-stream `data: {"error": …}` line',
+        "event": "interaction #0 ends in a mid-stream `event: error`",
+        None: None,
+    }[reason]
+    assert fault_reason(_mid_stream(name, frame)) == expected
