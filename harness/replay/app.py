@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from harness.replay.cassette import endpoint_kind, match
 from harness.replay.files import serve_file
+from harness.replay.matching import endpoint_kind, match
 from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body

@@ -9,8 +9,8 @@ import datetime as _dt
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -19,10 +19,10 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness.errors import HarnessError
+from harness.replay.matching import stream_flag
 
 CASSETTE_FORMAT_VERSION = 1
 
-EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
 
 # Header values that are obviously not credentials. Anything else in a credential header is refused.
 _PLACEHOLDER = re.compile(
@@ -457,110 +457,3 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 _ReadableDumper.add_representer(str, _represent_str)
-
-
-# ---------------------------------------------------------------------------------------------
-# Matching (vcrpy style: pure matchers, and a diagnosis of the closest recordings when none match)
-
-
-def endpoint_kind(path: str) -> EndpointKind | None:
-    p = path.split("?", 1)[0].rstrip("/")
-    if p.endswith("/messages"):
-        return "anthropic.messages"
-    if p.endswith("/chat/completions"):
-        return "openai.chat"
-    if p.endswith((":generateContent", ":streamGenerateContent")):  # Gemini: /v1beta/models/{model}:...
-        return "gemini.generate"
-    return None
-
-
-def stream_flag(body_json: Any, path: str = "") -> bool:
-    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
-    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
-        return True
-    return isinstance(body_json, dict) and body_json.get("stream") is True
-
-
-@dataclass(frozen=True)
-class Probe:
-    """The live request being matched."""
-
-    method: str
-    path: str
-    body_json: Any
-
-
-Matcher = Callable[[Probe, RecordedRequest], "str | None"]  # None when it matches, else why not
-
-
-def match_method(probe: Probe, recorded: RecordedRequest) -> str | None:
-    if probe.method.upper() == recorded.method.upper():
-        return None
-    return f"method {probe.method.upper()} != {recorded.method}"
-
-
-def match_endpoint(probe: Probe, recorded: RecordedRequest) -> str | None:
-    got, want = endpoint_kind(probe.path), endpoint_kind(recorded.path)
-    if got is not None and got == want:
-        return None
-    return f"endpoint {got or probe.path} != {want or recorded.path}"
-
-
-def match_stream(probe: Probe, recorded: RecordedRequest) -> str | None:
-    got, want = stream_flag(probe.body_json, probe.path), recorded.stream
-    if got == want:
-        return None
-    return f"stream {str(got).lower()} != {str(want).lower()}"
-
-
-MATCHERS: tuple[tuple[str, Matcher], ...] = (
-    ("method", match_method),
-    ("endpoint", match_endpoint),
-    ("stream", match_stream),
-)
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    interaction: int
-    failed: tuple[str, ...]  # matcher names
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    candidates: tuple[int, ...]  # indexes of matching interactions, in cassette order
-    closest: tuple[Mismatch, ...] = field(default=())  # filled only when nothing matched
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.candidates)
-
-    def describe(self) -> str:
-        if self.ok:
-            return f"matched interactions {list(self.candidates)}"
-        parts = [f"#{m.interaction} ({'; '.join(m.reasons)})" for m in self.closest]
-        return "no interaction matches; closest: " + (", ".join(parts) or "none")
-
-
-def match(
-    cassette: Cassette,
-    method: str,
-    path: str,
-    body_json: Any,
-    matchers: tuple[tuple[str, Matcher], ...] = MATCHERS,
-    max_closest: int = 3,
-) -> MatchResult:
-    probe = Probe(method=method, path=path, body_json=body_json)
-    candidates: list[int] = []
-    misses: list[Mismatch] = []
-    for i, it in enumerate(cassette.interactions):
-        failures = [(name, why) for name, fn in matchers if (why := fn(probe, it.request)) is not None]
-        if not failures:
-            candidates.append(i)
-        else:
-            misses.append(Mismatch(i, tuple(n for n, _ in failures), tuple(w for _, w in failures)))
-    if candidates:
-        return MatchResult(candidates=tuple(candidates))
-    misses.sort(key=lambda m: (len(m.failed), m.interaction))
-    return MatchResult(candidates=(), closest=tuple(misses[:max_closest]))

@@ -14,7 +14,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from harness.errors import HarnessError
-from harness.replay.cassette import CREDENTIAL_QUERY_PARAMS, EndpointKind, Interaction
+from harness.replay.cassette import CREDENTIAL_QUERY_PARAMS, Interaction
+from harness.replay.matching import EndpointKind
 
 
 class ProviderError(HarnessError):

@@ -36,7 +36,6 @@ from harness.replay.cassette import (
     Interaction,
     Provenance,
     cassette_from_dict,
-    endpoint_kind,
     has_secret_text,
     load_cassette,
     load_named,
@@ -46,6 +45,7 @@ from harness.replay.cassette import (
     scrub_uri,
     write_cassette,
 )
+from harness.replay.matching import endpoint_kind
 from harness.replay.providers import PROVIDERS, Provider, ProviderError
 from harness.replay.record_diff import diff_cassettes, fault_reason, summarize
 

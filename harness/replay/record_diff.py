@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness import sse
-from harness.replay.cassette import Cassette, EndpointKind, Interaction, endpoint_kind
+from harness.replay.cassette import Cassette, Interaction
+from harness.replay.matching import EndpointKind, endpoint_kind
 
 # Response headers whose presence or value says nothing about the provider's behaviour; the diff skips them.
 _VOLATILE_HEADER = re.compile(

@@ -19,16 +19,14 @@ from harness.replay.cassette import (
     RecordedRequest,
     RecordedResponse,
     cassette_from_dict,
-    endpoint_kind,
     find_secrets,
     load_cassette,
     load_named,
-    match,
     scrub,
     scrub_uri,
-    stream_flag,
     write_cassette,
 )
+from harness.replay.matching import endpoint_kind, match, stream_flag
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 # Built by concatenation so that no secret-shaped literal sits in the repository.

@@ -96,7 +96,7 @@ def test_openai_cassettes_are_openai_compatible(path: Path) -> None:
     `data: [DONE]`; non-streamed answers are chat.completion objects or error envelopes."""
     import json
 
-    from harness.replay.cassette import endpoint_kind
+    from harness.replay.matching import endpoint_kind
 
     cassette = load_named(f"openai/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "openai"
@@ -170,7 +170,7 @@ def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
 
     from google.genai import types
 
-    from harness.replay.cassette import endpoint_kind
+    from harness.replay.matching import endpoint_kind
 
     cassette = load_named(f"gemini/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "gemini" and cassette.metadata.origin == "synthesized"

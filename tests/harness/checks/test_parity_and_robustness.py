@@ -112,6 +112,8 @@ EXPECT: dict[str, Any] = {
     "upstream_compare": [{"path": "$.messages[0]", "same_as": "$.messages[-1]", "order": True}],
     "listener": {"connections": 0},
     "elapsed": {"max": 5},
+    "upstream_path": [{"matches": "/messages$"}, {"call": "each", "stream": True, "matches": "alt=sse"}],
+    "provider_accepts": True,
 }
 
 GARBAGE = {
