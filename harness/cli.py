@@ -43,11 +43,15 @@ def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def certify(args: argparse.Namespace) -> int:
     from harness import orchestrate
+    from harness.paths import specs_root
     from harness.report import write_reports
     from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
-    known = available_profiles()
+    if args.specs_dir and not Path(args.specs_dir).is_dir():
+        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    root = specs_root(args.specs_dir)
+    known = available_profiles(root)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
     extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
@@ -60,6 +64,10 @@ def certify(args: argparse.Namespace) -> int:
             raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
         if args.model_map and not Path(args.model_map).is_file():
             raise ConfigError(f"--model-map {args.model_map}: no such file")
+        orchestrate.check_profile_config(
+            args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
+        )
+        orchestrate.selected_profiles(args.profile, args.rule, root)
         run = orchestrate.Run(
             profile=args.profile[0],
             gateway_url=args.gateway_url,
@@ -70,21 +78,36 @@ def certify(args: argparse.Namespace) -> int:
             upstream=args.upstream,
         )
         key = args.gateway_key or os.environ.get(KEY_ENV)
-        documents = [
-            orchestrate.certify_target(
-                run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
-            )
-        ]
+        with orchestrate.fresh_output(report_dir):
+            documents = [
+                orchestrate.certify_target(
+                    run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
+                )
+            ]
     else:
+        if args.specs_dir:
+            raise ConfigError(
+                "--specs-dir needs --gateway-url: the embedded reference gateway implements only the "
+                "bundled profiles"
+            )
+        if args.model_map:
+            raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
         profiles = args.profile or orchestrate.profiles_with_rules()
         unknown = [p for p in profiles if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
         if not profiles:
             raise HarnessFailure("no profile has rules to run")
-        documents = orchestrate.certify_embedded(
-            profiles, features=args.feature, report_dir=report_dir, extra=extra
-        )
+        for profile in profiles:
+            orchestrate.check_profile_config(profile, expectations=args.expectations)
+        selected = orchestrate.selected_profiles(profiles, args.rule)
+        for profile in profiles:
+            if profile not in selected:
+                print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
+        with orchestrate.fresh_output(report_dir):
+            documents = orchestrate.certify_embedded(
+                selected, features=args.feature, report_dir=report_dir, extra=extra
+            )
     write_reports(report_dir, documents)
     print()
     print(summarize(documents))
@@ -218,23 +241,24 @@ def _matrix_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def matrix(args: argparse.Namespace) -> int:
-    from harness.orchestrate import run_matrix
+    from harness.orchestrate import fresh_output, run_matrix
     from harness.report.matrix import column_status, matrix_rows, write_matrix
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out_dir = Path(args.out or Path("gc-matrix") / stamp).resolve()
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()] if args.profiles else None
-    columns = run_matrix(
-        out_dir,
-        profiles,
-        dict(args.gateway),
-        args.reference or None,
-        args.rule,
-        args.gateway_key or os.environ.get(KEY_ENV),
-        args.replay_port,
-        args.replay_url,
-        args.workers,
-    )
+    with fresh_output(out_dir):
+        columns = run_matrix(
+            out_dir,
+            profiles,
+            dict(args.gateway),
+            args.reference or None,
+            args.rule,
+            args.gateway_key or os.environ.get(KEY_ENV),
+            args.replay_port,
+            args.replay_url,
+            args.workers,
+        )
     write_matrix(out_dir, columns)
     rows = matrix_rows(columns)
     print(f"\n{len(rows)} rule variants x {len(columns)} gateways; {sum(r.differs for r in rows)} differ")

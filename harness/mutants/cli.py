@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.errors import ConfigError, HarnessFailure
 from harness.mutants.catalog import CatalogError, Mutant, load_catalog, select
 from harness.mutants.kill import (
     Case,
@@ -248,7 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{result.seconds:.1f}s)",
                     flush=True,
                 )
-    except RuntimeError as exc:
+    except ConfigError as exc:
+        print(f"gateway-conformance mutants: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except (RuntimeError, HarnessFailure) as exc:
         print(f"gateway-conformance mutants: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS
     all_of_profile = [m for m in catalog.mutants if args.profile in m.profiles]

@@ -1,0 +1,246 @@
+"""Issue 15: verdicts CI can trust. An empty selection, a gateway no rule could judge and bad configuration
+exit 3 with one line and leave no report; the plugin (pytester) and the commands (main()) alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpcore  # noqa: F401  (see test_plugin.py: keep the harness's exception classes the same objects)
+import pytest
+
+import harness.items  # noqa: F401
+from harness.cli import main
+from harness.errors import ConfigError
+from harness.orchestrate import Run, run_pytest
+from harness.outcomes import EXIT_CONFIG
+from harness.preflight import Answer, diagnose
+from harness.replay import ReplayServer
+from tests.harness.test_plugin import CASSETTES, RULES
+from tests.harness.tiny_gateways import KEY, make_gateway, serve
+
+
+@pytest.fixture(autouse=True)
+def _inner_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:benchmark\n")
+
+
+@pytest.fixture(scope="module")
+def replay() -> Iterator[ReplayServer]:
+    with ReplayServer(CASSETTES) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway(replay: ReplayServer) -> Iterator[str]:
+    with serve(make_gateway(replay.url)) as url:
+        yield url
+
+
+def _plugin(pytester: pytest.Pytester, url: str, replay: ReplayServer, *extra: str) -> pytest.RunResult:
+    pytester.makefile(".yaml", rules=RULES)
+    return pytester.runpytest(
+        "-p", "no:cacheprovider", "--gateway-url", url, "--profile", "ezat", "--replay-url", replay.url,
+        "--rule-timeout", "2", str(pytester.path), *extra,
+    )  # fmt: skip
+
+
+def _one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "harness failure" not in err and "pytest could not run" not in err
+    return lines[0]
+
+
+# --- 1. an empty selection -------------------------------------------------------------------------
+
+
+def test_plugin_empty_selection_exits_3_naming_the_patterns(
+    pytester: pytest.Pytester, replay: ReplayServer, gateway: str
+) -> None:
+    report = pytester.path / "r.json"
+    result = _plugin(pytester, f"{gateway}/v1", replay, "--gateway-key", KEY, "--rule", "ezat/nothing/*",
+                     "--report-json", str(report))  # fmt: skip
+    assert result.ret == EXIT_CONFIG
+    assert "--rule ezat/nothing/*: no rule of profile ezat matches" in result.stderr.str()
+    assert not report.exists()
+
+
+def test_certify_empty_selection_exits_3_and_writes_no_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    code = main(["certify", "--profile", "ezat", "--rule", "ezat/nothing/*", "--report-dir", str(out)])
+    assert code == EXIT_CONFIG
+    assert "ezat/nothing/*" in _one_line_error(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_certify_a_pattern_matching_nothing_among_others_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["certify", "--rule", "ezat/finish/*", "--rule", "ezat/finsh/*", "--report-dir", str(tmp_path)]
+    assert main(argv) == EXIT_CONFIG
+    line = _one_line_error(capsys.readouterr().err)
+    assert "ezat/finsh/*" in line and "ezat/finish/*" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_matrix_empty_selection_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["matrix", "--rule", "nothing/*", "--out", str(tmp_path / "m")]) == EXIT_CONFIG
+    assert "nothing/*" in _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "m").exists()
+
+
+# --- 2. the preflight ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "message"),
+    [
+        ("", KEY, "answers 404 with text/plain"),
+        ("/v1", None, "answers 401 and no key was given: set GC_GATEWAY_KEY"),
+        ("/v1", "wrong-key", "refused the key (HTTP 401: invalid_api_key invalid key)"),
+    ],
+    ids=["no-v1", "no-key", "wrong-key"],
+)
+def test_plugin_preflight_diagnoses_in_one_line(
+    pytester: pytest.Pytester,
+    replay: ReplayServer,
+    gateway: str,
+    monkeypatch: pytest.MonkeyPatch,
+    path: str,
+    key: str | None,
+    message: str,
+) -> None:
+    monkeypatch.delenv("GC_GATEWAY_KEY", raising=False)
+    report = pytester.path / "r.json"
+    result = _plugin(pytester, gateway + path, replay, *(["--gateway-key", key] if key else []),
+                     "--report-json", str(report))  # fmt: skip
+    assert result.ret == EXIT_CONFIG
+    assert message in result.stderr.str()
+    if not path:
+        assert "did you forget /v1? (the documented base path is /openai/v1)" in result.stderr.str()
+    assert "collected" not in result.stdout.str() and not report.exists()  # no rule ran
+
+
+def test_plugin_preflight_nothing_listening(pytester: pytest.Pytester, replay: ReplayServer) -> None:
+    result = _plugin(pytester, "http://127.0.0.1:9/v1", replay)
+    assert result.ret == EXIT_CONFIG
+    assert "nothing answers at http://127.0.0.1:9/v1" in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://127.0.0.1:9/v1", "nothing answers at http://127.0.0.1:9/v1"),
+        ("{gateway}", "did you forget /v1?"),
+    ],
+    ids=["nothing-listening", "no-v1"],
+)
+def test_certify_preflight_exits_3_without_a_report(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    gateway: str,
+    replay: ReplayServer,
+    url: str,
+    message: str,
+) -> None:
+    out = tmp_path / "report"
+    argv = ["certify", "--gateway-url", url.format(gateway=gateway), "--profile", "ezat",
+            "--replay-url", replay.url, "--gateway-key", KEY, "--report-dir", str(out)]  # fmt: skip
+    assert main(argv) == EXIT_CONFIG
+    assert message in _one_line_error(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> None:
+    html = Answer(404, b"<html><body>Not Found</body></html>", "text/html; charset=utf-8")
+    line = diagnose("http://gw:8080", html, key_given=True, base_path=None)
+    assert line is not None and "answers 404 with HTML" in line and "did you forget /v1?" in line
+    # A 404 that is an OpenAI error envelope is the gateway speaking (e.g. an unknown model): rules judge it.
+    envelope = json.dumps({"error": {"message": "no model", "type": "invalid_request_error"}}).encode()
+    assert (
+        diagnose("http://gw/v1", Answer(404, envelope, "application/json"), key_given=True, base_path=None)
+        is None
+    )
+    assert diagnose("http://gw/v1", Answer(500, b"boom"), key_given=True, base_path=None) is None
+    assert diagnose("http://gw/v1", Answer(0), key_given=False, base_path=None) is None  # slow or cut
+
+
+# --- 3. configuration errors -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1, 2]\n", "expected a mapping of ROLE: model-id"),
+        ("MODLE: x\n", "unknown role(s) MODLE; profile ezat has"),
+        ("MODEL: [unclosed\n", "cannot read it"),
+    ],
+    ids=["not-a-mapping", "unknown-role", "bad-yaml"],
+)
+def test_certify_bad_model_map_exits_3_in_one_line_and_no_half_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], replay: ReplayServer, content: str, message: str
+) -> None:
+    bad = tmp_path / "map.yaml"
+    bad.write_text(content)
+    out = tmp_path / "report"
+    argv = ["certify", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat", "--replay-url",
+            replay.url, "--model-map", str(bad), "--report-dir", str(out)]  # fmt: skip
+    assert main(argv) == EXIT_CONFIG
+    assert message in _one_line_error(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_certify_expectation_without_reason_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    known = tmp_path / "known.yaml"
+    known.write_text("profile: ezat\nexpectations:\n  - rule: ezat/finish/*\n    outcome: FAIL\n")
+    out = tmp_path / "report"
+    assert main(["certify", "--profile", "ezat", "--expectations", str(known), "--report-dir", str(out)]) == 3
+    assert "'reason' is a required property" in _one_line_error(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_run_pytest_turns_the_child_usage_error_into_a_config_error(tmp_path: Path) -> None:
+    """What certify checks first, the child checks too; its one line comes back as a ConfigError."""
+    bad = tmp_path / "map.yaml"
+    bad.write_text("NOPE: x\n")
+    run = Run("ezat", "http://127.0.0.1:9/v1", "t", None, (), model_map=str(bad), upstream="live")
+    with pytest.raises(ConfigError, match=r"^--model-map .*: unknown role\(s\) NOPE; profile ezat has"):
+        run_pytest(run, tmp_path / "out", None, [])
+
+
+def test_plugin_bad_model_map_exits_3(pytester: pytest.Pytester, replay: ReplayServer) -> None:
+    bad = pytester.path / "map.txt"
+    bad.write_text("MODLE: x\n")
+    result = _plugin(pytester, "http://127.0.0.1:9/v1", replay, "--model-map", str(bad))
+    assert result.ret == EXIT_CONFIG
+    assert "unknown role(s) MODLE" in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["matrix", "--gateway", "x=http://127.0.0.1:9/v1", "--replay-port", "0"], "nothing answers at"),
+        (["mutants", "--profile", "nope"], "unknown profile 'nope'"),
+        (["mutants", "--mutant", "no-such-mutant-*"], "no mutant of profile ezat matches"),
+        (["record", "--provider", "nobody"], "not supported yet"),
+    ],
+    ids=["matrix-unreachable-gateway", "mutants-profile", "mutants-selection", "record-provider"],
+)
+def test_every_command_exits_3_on_bad_configuration(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = ["--out", str(tmp_path / "out")] if argv[0] in ("matrix", "mutants") else []
+    assert main([*argv, *out]) == EXIT_CONFIG
+    assert message in _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()
