@@ -333,6 +333,23 @@ class ConformanceRun:
             "XPASS": ("failed", "X", ("XPASS", {"red": True})),
         }[result["outcome"]]
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """HARNESS_ERROR reports are their own category, which pytest's FAILURES and -r summaries skip: say
+        each one's reason here, always (a run that could not judge a rule must say why)."""
+        reports = [r for r in terminalreporter.stats.get("harness error", []) if r.when == "call"]
+        if not reports:
+            return
+        terminalreporter.write_sep("=", "HARNESS ERRORS (the suite's own fault, not the gateway's)", red=True)
+        for report in reports:
+            if terminalreporter.config.option.tbstyle != "no":
+                terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
+                terminalreporter.line(report.longreprtext)
+        for report in reports:
+            reason = (getattr(report, "gc", None) or {}).get("reason") or ""
+            terminalreporter.line(
+                f"HARNESS_ERROR {report.nodeid} - {reason.splitlines()[0] if reason else ''}"
+            )
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         result = getattr(report, "gc", None)
         if result is not None and report.when == "call":

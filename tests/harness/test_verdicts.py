@@ -3,6 +3,7 @@ exit 3 with one line and leave no report; the plugin (pytester) and the commands
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,3 +245,58 @@ def test_every_command_exits_3_on_bad_configuration(
     assert main([*argv, *out]) == EXIT_CONFIG
     assert message in _one_line_error(capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
+
+
+# --- 4. a HARNESS_ERROR says why, everywhere -------------------------------------------------------
+
+BROKEN_RULE = """\
+source: {doc: ezat-chat-completions, section: Streaming}
+rules:
+  - id: ezat/test/missing-cassette
+    level: MUST
+    title: a rule whose cassette does not exist (the suite's fault)
+    source: {quote: "Text arrives as `delta.content`."}
+    request: {body: {model: $MODEL, messages: [{role: user, content: hi}]}}
+    upstream: {cassette: anthropic/does-not-exist}
+    expect: {status: 200}
+"""
+
+
+def test_harness_error_reason_in_terminal_junit_and_certificate(
+    pytester: pytest.Pytester, replay: ReplayServer, gateway: str
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    from harness.report import certificate_html
+
+    pytester.makefile(".yaml", broken=BROKEN_RULE)
+    report, junit = pytester.path / "r.json", pytester.path / "j.xml"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY, "--profile", "ezat",
+        "--replay-url", replay.url, "-rA", "--junitxml", str(junit), "--report-json", str(report),
+        str(pytester.path),
+    )  # fmt: skip
+    why = "cassette 'anthropic/does-not-exist': no such cassette"
+    stdout = result.stdout.str()
+    assert "1 harness error" in stdout
+    assert "HARNESS ERRORS (the suite's own fault" in stdout
+    assert "HARNESS_ERROR broken.yaml::ezat/test/missing-cassette - replay upstream: ReplayError" in stdout
+    assert why in stdout.split("HARNESS ERRORS")[1]
+    failures = [e for e in ET.parse(junit).iter() if e.tag in ("failure", "error")]
+    assert len(failures) == 1 and why in failures[0].attrib["message"]
+    document = json.loads(report.read_text())
+    assert html.escape(why) in certificate_html([document])
+
+
+def test_embedded_rerun_line_starts_what_it_needs() -> None:
+    from harness.orchestrate import rerun_line, target_rerun
+
+    extra = ["--rule", "ezat/finish/*", "--rule-timeout", "5.0", "-n", "2", "--strict-rules"]
+    assert rerun_line(["gateway-conformance", "certify", "--profile", "ezat"], extra) == (
+        "gateway-conformance certify --profile ezat --rule-timeout 5.0 --strict-rules"
+    )
+    run = Run("ezat", "http://127.0.0.1:8080/v1", "t", None, ("slow",), model_map="/m.yaml")
+    assert target_rerun(run, 9100, [], key=True) == (
+        'GC_GATEWAY_KEY="$GC_GATEWAY_KEY" gateway-conformance certify --gateway-url http://127.0.0.1:8080/v1 '
+        "--profile ezat --replay-port 9100 --model-map /m.yaml --feature slow"
+    )
