@@ -14,6 +14,7 @@ import pytest
 
 import harness.items
 import harness.runner  # noqa: F401   the harness and httpx loaded, so exception classes stay the same objects)
+from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path
 from harness.replay import ReplayServer
@@ -348,4 +349,12 @@ def test_write_expectations_drafts_one_entry_per_failure(
         ("ezat/test/text", {"stream": False}, "FAIL"),
         ("ezat/test/text", {"stream": True}, "FAIL"),
     ]
-    assert parse_expectations(draft, "draft", "ezat").entries[0].reason.startswith("TODO")
+    # A draft must be edited before it is used (issue 15): its TODOs are configuration errors.
+    with pytest.raises(
+        ConfigError, match=r"expectations/0 \(ezat/test/text\): reason is still the draft's TODO"
+    ):
+        parse_expectations(draft, "draft", "ezat")
+    for entry in draft["expectations"]:
+        entry.update(reason="leaks Anthropic stop reasons", expires="2999-01-01")
+        del entry["ticket"]
+    assert parse_expectations(draft, "draft", "ezat").entries[0].reason == "leaks Anthropic stop reasons"

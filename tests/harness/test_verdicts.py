@@ -300,3 +300,65 @@ def test_embedded_rerun_line_starts_what_it_needs() -> None:
         'GC_GATEWAY_KEY="$GC_GATEWAY_KEY" gateway-conformance certify --gateway-url http://127.0.0.1:8080/v1 '
         "--profile ezat --replay-port 9100 --model-map /m.yaml --feature slow"
     )
+
+
+# --- 6. known failures: counted, explained, and drafts that must be edited --------------------------
+
+KNOWN = """\
+profile: ezat
+expectations:
+  - rule: ezat/test/text
+    outcome: FAIL
+    reason: leaks Anthropic stop reasons
+    ticket: TINY-1
+    expires: "2999-01-01"
+"""
+
+
+def test_xfail_counted_with_reason_and_ticket_in_table_summary_and_certificate(
+    pytester: pytest.Pytester, replay: ReplayServer
+) -> None:
+    from harness.report import certificate_html, markdown_summary
+    from harness.report.text import summarize
+
+    known = pytester.path / "known.txt"
+    known.write_text(KNOWN)
+    report = pytester.path / "r.json"
+    with serve(make_gateway(replay.url, bug="leaks-stop-reason")) as url:
+        result = _plugin(pytester, f"{url}/v1", replay, "--gateway-key", KEY, "--expectations", str(known),
+                         "--report-json", str(report))  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    document = json.loads(report.read_text())
+    assert document["totals"]["XFAIL"] == 2
+    table = summarize([document])
+    header, *_, total = table.split("\n\n")[0].splitlines()
+    assert header.split()[-1] == "xfail" and total.split()[-1] == "2"
+    assert "ezat/test/text [stream=false]: leaks Anthropic stop reasons (TINY-1, expires 2999-01-01)" in table
+    summary = markdown_summary([document])
+    assert any(line.startswith("| area |") and line.endswith("| xfail |") for line in summary.splitlines())
+    # refuse-n and overloaded pass, needs-slow is not applicable, both text variants are known failures.
+    assert "| **all** | 2 | 0 | 0 | 1 | 0 | 2 |" in summary
+    assert (
+        "| `ezat/test/text` [stream=true] | leaks Anthropic stop reasons | TINY-1 | 2999-01-01 |" in summary
+    )
+    page = certificate_html([document])
+    assert "Known failures" in page and "leaks Anthropic stop reasons</td><td>TINY-1</td>" in page
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("reason: leaks Anthropic stop reasons", "reason: 'TODO: why'"), "reason is still the draft's TODO"),
+        (('    expires: "2999-01-01"\n', ""), "no expires: set expires: YYYY-MM-DD"),
+        (('expires: "2999-01-01"', 'expires: "TODO: YYYY-MM-DD"'), "expires is still the draft's TODO"),
+    ],
+    ids=["todo-reason", "no-expiry", "todo-expiry"],
+)
+def test_unedited_expectations_are_a_configuration_error(
+    pytester: pytest.Pytester, replay: ReplayServer, gateway: str, change: tuple[str, str], message: str
+) -> None:
+    known = pytester.path / "known.txt"
+    known.write_text(KNOWN.replace(*change))
+    result = _plugin(pytester, f"{gateway}/v1", replay, "--gateway-key", KEY, "--expectations", str(known))
+    assert result.ret == EXIT_CONFIG
+    assert f"expectations/0 (ezat/test/text): {message}" in result.stderr.str()
