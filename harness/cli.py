@@ -269,6 +269,64 @@ def matrix(args: argparse.Namespace) -> int:
     return EXIT_OK if any(c.documents for c in columns) else EXIT_HARNESS
 
 
+# --- roles ----------------------------------------------------------------------------------------
+
+
+def _roles_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "roles",
+        help="list a profile's model roles and optional features; draft a model map",
+        description="List the model roles ($MODEL, ...) a profile's rules use and the optional features "
+        "they can declare, with what each means. With --write-model-map FILE --gateway-url URL: draft a "
+        "model map from the gateway's GET /models.",
+    )
+    p.add_argument("--profile", required=True, metavar="NAME", help="whose roles and features to list")
+    p.add_argument(
+        "--specs-dir", metavar="DIR", help="read the profile from DIR (default: the bundled specs/)"
+    )
+    p.add_argument(
+        "--write-model-map", metavar="FILE", type=Path, help="write a draft model map (needs --gateway-url)"
+    )
+    p.add_argument("--gateway-url", metavar="URL", help="the gateway's OpenAI base URL (for GET URL/models)")
+    p.add_argument("--gateway-key", metavar="KEY", help=f"the gateway's API key (default: ${KEY_ENV})")
+    p.set_defaults(func=roles)
+
+
+def roles(args: argparse.Namespace) -> int:
+    from harness.paths import specs_root
+    from harness.spec import load_profile
+
+    profile = load_profile(args.profile, specs_root(args.specs_dir))
+    print(f"profile {profile.name}: {profile.title}")
+    print(f"  doc: {profile.doc}" + (f"; base path {profile.base_path}" if profile.base_path else ""))
+    print(
+        "\nmodel roles (map them to your ids with --model-map FILE; null makes a role's rules NOT_APPLICABLE):"
+    )
+    for role, spec in sorted(profile.models.items()):
+        print(f"  {role:<22} default {spec.default}\n  {'':<22} {spec.description}")
+    print("\noptional features (declare the ones your gateway has or your run allows with --feature NAME):")
+    for name, meaning in sorted(profile.features.items()):
+        print(f"  {name:<22} {meaning}")
+    if not profile.features:
+        print("  (none)")
+    if args.write_model_map is None:
+        return EXIT_OK
+    if not args.gateway_url:
+        raise ConfigError("--write-model-map needs --gateway-url (the map is drafted from GET <URL>/models)")
+    from harness.modelmap import draft_model_map, list_models
+
+    url = args.gateway_url.rstrip("/") + "/models"
+    ids = list_models(url, args.gateway_key or os.environ.get(KEY_ENV))
+    try:
+        args.write_model_map.write_text(draft_model_map(profile, ids, f"GET {url}"), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {args.write_model_map}: {exc}") from exc
+    print(
+        f"\nwrote a draft model map to {args.write_model_map} ({len(ids)} model ids listed); check each TODO"
+    )
+    return EXIT_OK
+
+
 # --- the command ----------------------------------------------------------------------------------
 
 # Subcommands that parse their own arguments: "module:function" taking argv (after the name).
@@ -289,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_upstream_parser(sub)
     _report_parser(sub)
     _matrix_parser(sub)
+    _roles_parser(sub)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser

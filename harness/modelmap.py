@@ -80,3 +80,25 @@ def _scalar(text: str) -> str:
     import json
 
     return json.dumps(text)  # a JSON string is a valid YAML scalar, whatever the id holds
+
+
+def list_models(url: str, key: str | None) -> list[str]:
+    """The model ids a gateway lists at `url` (GET …/models, OpenAI's list format)."""
+    import httpx
+
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    try:
+        with httpx.Client(trust_env=False, follow_redirects=False) as client:
+            response = client.get(url, headers=headers, timeout=10.0)
+    except httpx.HTTPError as exc:
+        raise ModelMapError(f"GET {url}: {type(exc).__name__}: {exc}") from exc
+    try:
+        data = response.json()["data"]
+        ids = [str(item["id"]) for item in data]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelMapError(
+            f"GET {url}: HTTP {response.status_code}, not an OpenAI model list ({response.text[:120]!r})"
+        ) from exc
+    if response.status_code != 200:
+        raise ModelMapError(f"GET {url}: HTTP {response.status_code}")
+    return ids

@@ -44,6 +44,9 @@ def markdown_summary(documents: Sequence[Mapping[str, Any]]) -> str:
                     f"| {r['outcome']} | `{r['rule_id']}`{' [' + variant + ']' if variant else ''} | "
                     f"{r['level']} | {_cell(r['source']['quote'])} | {_cell(first[:200])} |"
                 )
+        from harness.report.patterns import failure_patterns
+
+        out += ["", *[f"> **Note:** {_cell(p.line())}" for p in failure_patterns(doc)]]
         known = [r for r in doc["results"] if r["outcome"] == "XFAIL"]
         if known:
             out += ["", "Known failures (XFAIL, declared in the expectations file):", "",

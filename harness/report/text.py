@@ -19,6 +19,9 @@ def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
                 f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6} "
                 f"{c.get('XFAIL', 0):>6}"
             )
+    from harness.report.patterns import pattern_lines
+
+    lines += [f"note: {line}" for line in pattern_lines(documents)]
     known = known_failures(documents)
     if known:
         lines += ["", "known failures (XFAIL, from the expectations file):", *known]
