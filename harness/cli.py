@@ -16,7 +16,7 @@ from pathlib import Path
 from harness import __version__
 from harness.errors import ConfigError, HarnessError, HarnessFailure
 from harness.options import add_certify_options, forwarded_args
-from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
 
 VERDICT_LINE = {
     0: "verdict: all rules as expected",
@@ -327,6 +327,88 @@ def roles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- your own gateway's profile: new-profile, lint-specs -----------------------------------------
+
+
+def _new_profile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "new-profile",
+        help="scaffold a profile for your own gateway's docs (run it with --specs-dir)",
+        description="Write DIR/NAME/profile.yaml, a first rule file, DIR/coverage/NAME.yaml (every sentence "
+        "of the doc, each still to map) and a copy of the doc under DIR/docs/. Then write rules, map the "
+        "sentences, check with `lint-specs --specs-dir DIR`, and run with `certify --specs-dir DIR`.",
+    )
+    p.add_argument("name", metavar="NAME", help="the profile name (lowercase letters, digits, dashes)")
+    p.add_argument("--doc", required=True, type=Path, metavar="FILE", help="your gateway's doc (Markdown)")
+    p.add_argument(
+        "--specs-dir",
+        type=Path,
+        default=Path("specs"),
+        metavar="DIR",
+        help="where to write (default ./specs)",
+    )
+    p.set_defaults(func=new_profile)
+
+
+def new_profile(args: argparse.Namespace) -> int:
+    from harness.spec.scaffold import scaffold
+
+    files = scaffold(args.name, args.doc, args.specs_dir.resolve())
+    for path in files:
+        print(f"wrote {path}")
+    print(
+        f"\nnext: map the sentences in {files[2].name}, write rules, then\n"
+        f"  gateway-conformance lint-specs --specs-dir {args.specs_dir}\n"
+        f"  gateway-conformance certify --specs-dir {args.specs_dir} --profile {args.name} "
+        "--gateway-url URL --replay-port P"
+    )
+    return EXIT_OK
+
+
+def _lint_specs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "lint-specs",
+        help="validate a specs dir: schemas, rule ids, roles and features, ledger, quotes in the doc",
+        description="Check every profile of a specs dir as the suite would use it: profile and rule files "
+        "against their schemas, rule ids, declared roles and features, each rule's quote present in the doc, "
+        "and the coverage ledger (quotes, rule ids, every rule listed, no sentence left to map). "
+        "Exit 0 when clean, 1 with the problems listed.",
+    )
+    p.add_argument(
+        "--specs-dir", type=Path, metavar="DIR", help="the specs dir (default: the bundled specs/)"
+    )
+    p.add_argument(
+        "--profile", action="append", default=[], metavar="NAME", help="only this profile (repeatable)"
+    )
+    p.add_argument(
+        "--docs-dir",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="where the docs (<doc>.md) are (repeatable; default: DIR/docs and the shared docs next to it)",
+    )
+    p.set_defaults(func=lint_specs)
+
+
+def lint_specs(args: argparse.Namespace) -> int:
+    from harness.paths import specs_root
+    from harness.spec.lint import lint
+    from harness.spec.loader import available_profiles
+
+    root = specs_root(args.specs_dir)
+    if not root.is_dir():
+        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    names = args.profile or available_profiles(root)
+    if not names:
+        raise ConfigError(f"{root}: no profile (no <name>/profile.yaml)")
+    problems = lint(root, names, args.docs_dir)
+    for problem in problems:
+        print(problem)
+    print(f"{len(names)} profile(s) checked under {root}: {len(problems) or 'no'} problem(s)")
+    return EXIT_FAILURES if problems else EXIT_OK
+
+
 # --- the command ----------------------------------------------------------------------------------
 
 # Subcommands that parse their own arguments: "module:function" taking argv (after the name).
@@ -348,6 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     _report_parser(sub)
     _matrix_parser(sub)
     _roles_parser(sub)
+    _new_profile_parser(sub)
+    _lint_specs_parser(sub)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
