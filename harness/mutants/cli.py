@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sample", type=int, metavar="N", help="N mutants at random (fixed --seed) plus --always ones"
     )
-    p.add_argument("--seed", type=int, default=6)
+    p.add_argument("--seed", type=int, default=6, help="the random seed of --sample (default 6)")
     p.add_argument(
         "--always", action="append", default=[], metavar="ID", help="always run this mutant with --sample"
     )
@@ -88,7 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the run without a mutant (it finds rule variants that fail anyway; CI may trust certify)",
     )
-    p.add_argument("--rule-timeout", type=float, default=30.0)
+    p.add_argument(
+        "--rule-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a rule may take before the gateway's answer counts as hung (default 30)",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
 

@@ -440,3 +440,74 @@ def test_many_rules_failing_the_same_way_get_one_note_with_the_likely_cause() ->
         assert (
             text.count("failed the same way") == 2
         )  # a single failure (lyrouter/errors/alone) is no pattern
+
+
+# --- 7. help for every command and option; certify takes the plugin's options; a busy port ---------
+
+
+def _parsers() -> Iterator[tuple[str, object]]:
+    import argparse
+
+    from harness.cli import DELEGATED, build_parser
+    from harness.mutants.cli import build_parser as mutants_parser
+    from harness.replay.record import _parser as record_parser
+
+    top = build_parser()
+    yield "gateway-conformance", top
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in sub.choices.items():
+        if name not in DELEGATED:
+            yield name, parser
+    yield "mutants", mutants_parser()
+    yield "record", record_parser()
+
+
+def test_every_command_and_option_has_help() -> None:
+    import argparse
+
+    missing = []
+    for name, parser in _parsers():
+        assert isinstance(parser, argparse.ArgumentParser)
+        assert parser.description, name
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing += [f"{name} {c.dest}" for c in action._choices_actions if not c.help]
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert missing == []
+
+
+def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("certify", "serve-upstream", "report", "matrix", "roles", "new-profile", "lint-specs",
+                    "record", "mutants"):  # fmt: skip
+        assert f"    {command}" in out, command
+
+
+def test_certify_accepts_the_plugins_options() -> None:
+    from harness.cli import build_parser
+    from harness.options import OPTIONS
+
+    for option in OPTIONS:
+        if option.use == "plugin":
+            continue
+        choices = option.kwargs.get("choices")
+        if option.kwargs.get("action") == "store_true":
+            value = []
+        else:
+            value = [choices[-1] if choices else "1" if option.kwargs.get("type") else "x"]
+        args = build_parser().parse_args(["certify", option.flags[0], *value])
+        assert getattr(args, option.dest) not in (None, False, []), option.flags
+    assert build_parser().parse_args(["certify", "--rule-timeout", "5"]).rule_timeout == 5.0
+
+
+def test_serve_upstream_on_a_busy_port_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve-upstream", "--port", str(port)]) == EXIT_CONFIG
+    assert f"cannot bind 127.0.0.1:{port}" in _one_line_error(capsys.readouterr().err)
