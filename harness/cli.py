@@ -16,7 +16,7 @@ from pathlib import Path
 from harness import __version__
 from harness.errors import ConfigError, HarnessError, HarnessFailure
 from harness.options import add_certify_options, forwarded_args
-from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
 
 VERDICT_LINE = {
     0: "verdict: all rules as expected",
@@ -43,11 +43,15 @@ def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def certify(args: argparse.Namespace) -> int:
     from harness import orchestrate
+    from harness.paths import specs_root
     from harness.report import write_reports
     from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
-    known = available_profiles()
+    if args.specs_dir and not Path(args.specs_dir).is_dir():
+        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    root = specs_root(args.specs_dir)
+    known = available_profiles(root)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
     extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
@@ -60,6 +64,10 @@ def certify(args: argparse.Namespace) -> int:
             raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
         if args.model_map and not Path(args.model_map).is_file():
             raise ConfigError(f"--model-map {args.model_map}: no such file")
+        orchestrate.check_profile_config(
+            args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
+        )
+        orchestrate.selected_profiles(args.profile, args.rule, root)
         run = orchestrate.Run(
             profile=args.profile[0],
             gateway_url=args.gateway_url,
@@ -70,21 +78,36 @@ def certify(args: argparse.Namespace) -> int:
             upstream=args.upstream,
         )
         key = args.gateway_key or os.environ.get(KEY_ENV)
-        documents = [
-            orchestrate.certify_target(
-                run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
-            )
-        ]
+        with orchestrate.fresh_output(report_dir):
+            documents = [
+                orchestrate.certify_target(
+                    run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
+                )
+            ]
     else:
+        if args.specs_dir:
+            raise ConfigError(
+                "--specs-dir needs --gateway-url: the embedded reference gateway implements only the "
+                "bundled profiles"
+            )
+        if args.model_map:
+            raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
         profiles = args.profile or orchestrate.profiles_with_rules()
         unknown = [p for p in profiles if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
         if not profiles:
             raise HarnessFailure("no profile has rules to run")
-        documents = orchestrate.certify_embedded(
-            profiles, features=args.feature, report_dir=report_dir, extra=extra
-        )
+        for profile in profiles:
+            orchestrate.check_profile_config(profile, expectations=args.expectations)
+        selected = orchestrate.selected_profiles(profiles, args.rule)
+        for profile in profiles:
+            if profile not in selected:
+                print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
+        with orchestrate.fresh_output(report_dir):
+            documents = orchestrate.certify_embedded(
+                selected, features=args.feature, report_dir=report_dir, extra=extra
+            )
     write_reports(report_dir, documents)
     print()
     print(summarize(documents))
@@ -218,23 +241,24 @@ def _matrix_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def matrix(args: argparse.Namespace) -> int:
-    from harness.orchestrate import run_matrix
+    from harness.orchestrate import fresh_output, run_matrix
     from harness.report.matrix import column_status, matrix_rows, write_matrix
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out_dir = Path(args.out or Path("gc-matrix") / stamp).resolve()
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()] if args.profiles else None
-    columns = run_matrix(
-        out_dir,
-        profiles,
-        dict(args.gateway),
-        args.reference or None,
-        args.rule,
-        args.gateway_key or os.environ.get(KEY_ENV),
-        args.replay_port,
-        args.replay_url,
-        args.workers,
-    )
+    with fresh_output(out_dir):
+        columns = run_matrix(
+            out_dir,
+            profiles,
+            dict(args.gateway),
+            args.reference or None,
+            args.rule,
+            args.gateway_key or os.environ.get(KEY_ENV),
+            args.replay_port,
+            args.replay_url,
+            args.workers,
+        )
     write_matrix(out_dir, columns)
     rows = matrix_rows(columns)
     print(f"\n{len(rows)} rule variants x {len(columns)} gateways; {sum(r.differs for r in rows)} differ")
@@ -243,6 +267,149 @@ def matrix(args: argparse.Namespace) -> int:
     print(f"matrix: {out_dir / 'matrix.html'}\n        {out_dir / 'matrix.md'}")
     # Differences are the answer, not a failure; only a matrix with nothing in it is.
     return EXIT_OK if any(c.documents for c in columns) else EXIT_HARNESS
+
+
+# --- roles ----------------------------------------------------------------------------------------
+
+
+def _roles_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "roles",
+        help="list a profile's model roles and optional features; draft a model map",
+        description="List the model roles ($MODEL, ...) a profile's rules use and the optional features "
+        "they can declare, with what each means. With --write-model-map FILE --gateway-url URL: draft a "
+        "model map from the gateway's GET /models.",
+    )
+    p.add_argument("--profile", required=True, metavar="NAME", help="whose roles and features to list")
+    p.add_argument(
+        "--specs-dir", metavar="DIR", help="read the profile from DIR (default: the bundled specs/)"
+    )
+    p.add_argument(
+        "--write-model-map", metavar="FILE", type=Path, help="write a draft model map (needs --gateway-url)"
+    )
+    p.add_argument("--gateway-url", metavar="URL", help="the gateway's OpenAI base URL (for GET URL/models)")
+    p.add_argument("--gateway-key", metavar="KEY", help=f"the gateway's API key (default: ${KEY_ENV})")
+    p.set_defaults(func=roles)
+
+
+def roles(args: argparse.Namespace) -> int:
+    from harness.paths import specs_root
+    from harness.spec import load_profile
+
+    profile = load_profile(args.profile, specs_root(args.specs_dir))
+    print(f"profile {profile.name}: {profile.title}")
+    print(f"  doc: {profile.doc}" + (f"; base path {profile.base_path}" if profile.base_path else ""))
+    print(
+        "\nmodel roles (map them to your ids with --model-map FILE; null makes a role's rules NOT_APPLICABLE):"
+    )
+    for role, spec in sorted(profile.models.items()):
+        print(f"  {role:<22} default {spec.default}\n  {'':<22} {spec.description}")
+    print("\noptional features (declare the ones your gateway has or your run allows with --feature NAME):")
+    for name, meaning in sorted(profile.features.items()):
+        print(f"  {name:<22} {meaning}")
+    if not profile.features:
+        print("  (none)")
+    if args.write_model_map is None:
+        return EXIT_OK
+    if not args.gateway_url:
+        raise ConfigError("--write-model-map needs --gateway-url (the map is drafted from GET <URL>/models)")
+    from harness.modelmap import draft_model_map, list_models
+
+    url = args.gateway_url.rstrip("/") + "/models"
+    ids = list_models(url, args.gateway_key or os.environ.get(KEY_ENV))
+    try:
+        args.write_model_map.write_text(draft_model_map(profile, ids, f"GET {url}"), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {args.write_model_map}: {exc}") from exc
+    print(
+        f"\nwrote a draft model map to {args.write_model_map} ({len(ids)} model ids listed); check each TODO"
+    )
+    return EXIT_OK
+
+
+# --- your own gateway's profile: new-profile, lint-specs -----------------------------------------
+
+
+def _new_profile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "new-profile",
+        help="scaffold a profile for your own gateway's docs (run it with --specs-dir)",
+        description="Write DIR/NAME/profile.yaml, a first rule file, DIR/coverage/NAME.yaml (every sentence "
+        "of the doc, each still to map) and a copy of the doc under DIR/docs/. Then write rules, map the "
+        "sentences, check with `lint-specs --specs-dir DIR`, and run with `certify --specs-dir DIR`.",
+    )
+    p.add_argument("name", metavar="NAME", help="the profile name (lowercase letters, digits, dashes)")
+    p.add_argument("--doc", required=True, type=Path, metavar="FILE", help="your gateway's doc (Markdown)")
+    p.add_argument(
+        "--specs-dir",
+        type=Path,
+        default=Path("specs"),
+        metavar="DIR",
+        help="where to write (default ./specs)",
+    )
+    p.set_defaults(func=new_profile)
+
+
+def new_profile(args: argparse.Namespace) -> int:
+    from harness.spec.scaffold import scaffold
+
+    files = scaffold(args.name, args.doc, args.specs_dir.resolve())
+    for path in files:
+        print(f"wrote {path}")
+    print(
+        f"\nnext: map the sentences in {files[2].name}, write rules, then\n"
+        f"  gateway-conformance lint-specs --specs-dir {args.specs_dir}\n"
+        f"  gateway-conformance certify --specs-dir {args.specs_dir} --profile {args.name} "
+        "--gateway-url URL --replay-port P"
+    )
+    return EXIT_OK
+
+
+def _lint_specs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "lint-specs",
+        help="validate a specs dir: schemas, rule ids, roles and features, ledger, quotes in the doc",
+        description="Check every profile of a specs dir as the suite would use it: profile and rule files "
+        "against their schemas, rule ids, declared roles and features, each rule's quote present in the doc, "
+        "and the coverage ledger (quotes, rule ids, every rule listed, no sentence left to map). "
+        "Exit 0 when clean, 1 with the problems listed.",
+    )
+    p.add_argument(
+        "--specs-dir", type=Path, metavar="DIR", help="the specs dir (default: the bundled specs/)"
+    )
+    p.add_argument(
+        "--profile", action="append", default=[], metavar="NAME", help="only this profile (repeatable)"
+    )
+    p.add_argument(
+        "--docs-dir",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="where the docs (<doc>.md) are (repeatable; default: DIR/docs and the shared docs next to it)",
+    )
+    p.set_defaults(func=lint_specs)
+
+
+def lint_specs(args: argparse.Namespace) -> int:
+    from harness.paths import specs_root
+    from harness.spec.lint import lint
+    from harness.spec.loader import available_profiles
+
+    root = specs_root(args.specs_dir)
+    if not root.is_dir():
+        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    names = args.profile or available_profiles(root)
+    if not names:
+        raise ConfigError(f"{root}: no profile (no <name>/profile.yaml)")
+    docs = list(args.docs_dir)
+    if os.environ.get("GC_SHARED_DIR"):  # where the test suite also finds the bundled profiles' docs
+        docs.append(Path(os.environ["GC_SHARED_DIR"]) / "docs")
+    problems = lint(root, names, docs)
+    for problem in problems:
+        print(problem)
+    print(f"{len(names)} profile(s) checked under {root}: {len(problems) or 'no'} problem(s)")
+    return EXIT_FAILURES if problems else EXIT_OK
 
 
 # --- the command ----------------------------------------------------------------------------------
@@ -266,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_upstream_parser(sub)
     _report_parser(sub)
     _matrix_parser(sub)
+    _roles_parser(sub)
+    _new_profile_parser(sub)
+    _lint_specs_parser(sub)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser

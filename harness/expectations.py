@@ -79,11 +79,36 @@ def apply(outcome: str, expectation: Expectation | None) -> str:
     return outcome
 
 
+DRAFT = "TODO"  # what --write-expectations leaves for a human to fill in
+
+
+def _unedited(data: Any, source: str, *, schema_checked: bool) -> None:
+    """A drafted entry nobody edited is bad configuration: say which entry and what to fill in.
+
+    Before the schema check: a field still holding the draft's TODO; after it: an entry with no expiry.
+    """
+    entries = data.get("expectations") if isinstance(data, Mapping) else None
+    for index, raw in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(raw, Mapping):
+            continue
+        name = f"{source}: expectations/{index} ({raw.get('rule', '?')})"
+        for key, what in (("reason", "say why this failure is known"), ("ticket", "give it or delete the line"),
+                          ("expires", "set the day after which the entry fails the run, YYYY-MM-DD")):  # fmt: skip
+            value = raw.get(key)
+            if isinstance(value, str) and value.strip().upper().startswith(DRAFT):
+                raise ExpectationsError(f"{name}: {key} is still the draft's TODO: {what}")
+        if schema_checked and "expires" not in raw:
+            raise ExpectationsError(
+                f"{name}: no expires: set expires: YYYY-MM-DD (known failures are fixed by a date, or renewed)"
+            )
+
+
 def parse_expectations(data: Any, source: str, profile: str) -> Expectations:
     import jsonschema
 
     from harness.paths import schema_path
 
+    _unedited(data, source, schema_checked=False)
     schema = json.loads(schema_path("expectations").read_text(encoding="utf-8"))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path)
@@ -92,6 +117,7 @@ def parse_expectations(data: Any, source: str, profile: str) -> Expectations:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ExpectationsError(f"{source}: at {where}: {err.message}")
+    _unedited(data, source, schema_checked=True)
     if data["profile"] != profile:
         raise ExpectationsError(f"{source}: written for profile {data['profile']!r}, running {profile!r}")
     entries = []
@@ -141,7 +167,9 @@ def from_failures(profile: str, results: Sequence[Mapping[str, Any]], gateway: s
         entry: dict[str, Any] = {
             "rule": r["rule_id"],
             "outcome": outcome,
-            "reason": f"TODO: why this failure is known ({first[:160]})",
+            "reason": f"{DRAFT}: why this failure is known ({first[:160]})",
+            "ticket": f"{DRAFT}: your tracker's id (optional: delete this line)",
+            "expires": f"{DRAFT}: YYYY-MM-DD, the day after which this entry fails the run",
         }
         if r["variant"]:
             entry["variant"] = r["variant"]

@@ -153,6 +153,25 @@ OPTIONS: tuple[Option, ...] = (
         path=True,
     ),
     Option(
+        ("--specs-dir",),
+        {
+            "metavar": "DIR",
+            "help": "read profiles and rules from DIR/<profile>/ instead of the bundled specs/ "
+            "(your own gateway's profile: gateway-conformance new-profile NAME --doc FILE).",
+        },
+        "forward",
+        path=True,
+    ),
+    Option(
+        ("--rerun-base",),
+        {
+            "metavar": "CMD",
+            "help": "the command each rule's rerun line starts with (certify and matrix set it: the servers "
+            "they start stop with the run); default: this pytest command.",
+        },
+        "plugin",
+    ),
+    Option(
         ("--report-json",),
         {
             "metavar": "PATH",

@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ class Run:
     features: tuple[str, ...]
     model_map: str | None = None
     upstream: str = "replay"
+    rerun_base: str | None = None  # what a rule's rerun line starts with, when the run's servers stop with it
 
 
 # --- the embedded reference gateway ---------------------------------------------------------------
@@ -164,16 +165,27 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
         cmd += ["--model-map", run.model_map]
     for feature in run.features:
         cmd += ["--feature", feature]
+    if run.rerun_base:
+        cmd += ["--rerun-base", run.rerun_base]
     cmd += list(extra)
     env = dict(os.environ)
     env.pop(KEY_ENV, None)
     if key:
         env[KEY_ENV] = key
-    proc = subprocess.run(cmd, env=env, check=False)
+    # stderr is read here: a configuration error is the child's one line, not "pytest could not run".
+    proc = subprocess.run(cmd, env=env, check=False, stderr=subprocess.PIPE)
+    stderr = proc.stderr.decode("utf-8", errors="replace")
+    usage = child_usage_error(proc.returncode, stderr)
+    if usage is not None:
+        raise ConfigError(usage)
+    if stderr:
+        sys.stderr.write(stderr)
+        sys.stderr.flush()
     if proc.returncode in (3, 4) or not results.is_file():
+        tail = " … ".join(line.strip() for line in stderr.strip().splitlines()[-3:])
         raise HarnessFailure(
-            f"pytest could not run the {run.profile} catalog (exit {proc.returncode}); "
-            f"command: {' '.join(cmd)}"
+            f"pytest could not run the {run.profile} catalog (exit {proc.returncode})"
+            + (f": {tail}" if tail else "")
         )
     document: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
     document["target"]["description"] = run.description
@@ -181,12 +193,76 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
     return document
 
 
-def profiles_with_rules() -> list[str]:
-    from harness.paths import specs_dir
+def child_usage_error(returncode: int, stderr: str) -> str | None:
+    """The configuration error a child pytest reported (exit 3 from the plugin, 4 from pytest), or None.
+
+    Both print `ERROR: <message>` lines; an internal error (also exit 3) prints a traceback instead.
+    """
+    if returncode not in (3, 4):
+        return None
+    messages = [line[len("ERROR: ") :].strip() for line in stderr.splitlines() if line.startswith("ERROR: ")]
+    return "; ".join(m for m in messages if m) or None
+
+
+def profiles_with_rules(root: Path | None = None) -> list[str]:
+    from harness.paths import specs_root
     from harness.spec import rule_files
     from harness.spec.loader import available_profiles
 
-    return [p for p in available_profiles() if any(rule_files(specs_dir() / p))]
+    base = root or specs_root()
+    return [p for p in available_profiles(base) if any(rule_files(base / p))]
+
+
+def check_profile_config(
+    profile: str,
+    *,
+    root: Path | None = None,
+    model_map: str | None = None,
+    expectations: str | None = None,
+) -> None:
+    """What the child pytest would refuse, found before anything starts: the profile, model map, expectations."""
+    from harness.modelmap import load_model_map
+    from harness.paths import specs_root
+    from harness.spec import load_profile
+
+    loaded = load_profile(profile, specs_root(root))
+    load_model_map(model_map, loaded)
+    if expectations:
+        from harness.expectations import load_expectations
+
+        load_expectations(Path(expectations), profile)
+
+
+def selected_profiles(
+    profiles: Sequence[str], patterns: Sequence[str], root: Path | None = None
+) -> list[str]:
+    """The profiles in which the `--rule` patterns select something (every pattern must match somewhere)."""
+    from harness.paths import specs_root
+    from harness.selection import profile_rules, select_profiles
+
+    base = specs_root(root)
+    catalogs = {p: profile_rules([base / p], p) for p in profiles}
+    if any(rules is None for rules in catalogs.values()):
+        return list(profiles)  # a rule file that does not load: the child run reports it
+    return select_profiles({p: rules or [] for p, rules in catalogs.items()}, patterns)
+
+
+@contextlib.contextmanager
+def fresh_output(directory: Path) -> Iterator[None]:
+    """On a configuration error, remove what this run created under `directory`: no half report folder."""
+    existed = directory.exists()
+    before = set(directory.iterdir()) if existed else set()
+    try:
+        yield
+    except ConfigError:
+        import shutil
+
+        if not existed:
+            shutil.rmtree(directory, ignore_errors=True)
+        elif directory.is_dir():
+            for path in set(directory.iterdir()) - before:
+                shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        raise
 
 
 @contextlib.contextmanager
@@ -224,18 +300,68 @@ def replay_for_target(upstream: str, replay_port: int | None, replay_url: str | 
         yield url
 
 
+def rerun_line(head: Sequence[str], extra: Sequence[str] = (), key: bool = False) -> str:
+    """A command that reruns a rule by itself once this run's servers are gone (the plugin appends --rule ID).
+
+    `extra`: the forwarded options, kept except the selection (--rule) and output-only ones; the key, if any,
+    by reference to its variable, never its value.
+    """
+    import shlex
+
+    kept: list[str] = []
+    skip_next = False
+    for i, arg in enumerate(extra):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("--rule", "-n", "--write-expectations", "--rerun-base"):
+            skip_next = i + 1 < len(extra)
+            continue
+        kept.append(arg)
+    prefix = f'{KEY_ENV}="${KEY_ENV}" ' if key else ""
+    return prefix + " ".join(shlex.quote(part) for part in [*head, *kept])
+
+
+def target_rerun(run: Run, replay_port: int | None, extra: Sequence[str], key: bool) -> str:
+    head = ["gateway-conformance", "certify", "--gateway-url", run.gateway_url, "--profile", run.profile]
+    if run.upstream == "live":
+        head += ["--upstream", "live"]
+    elif run.replay_url:
+        head += ["--replay-url", run.replay_url]
+    elif replay_port is not None:
+        head += ["--replay-port", str(replay_port)]
+    if run.model_map:
+        head += ["--model-map", run.model_map]
+    for feature in run.features:
+        head += ["--feature", feature]
+    return rerun_line(head, extra, key)
+
+
 def certify_target(
     run: Run, *, key: str | None, replay_port: int | None, report_dir: Path, extra: Sequence[str]
 ) -> dict[str, Any]:
     """Certify the user's gateway: one profile, the replay upstream served or given (or live)."""
+    from harness.paths import specs_root
+    from harness.preflight import preflight
+    from harness.spec import load_profile
+
+    base_path = load_profile(run.profile, specs_root(_specs_dir_of(extra))).base_path
+    rerun = run.rerun_base or target_rerun(run, replay_port, extra, bool(key))
     with replay_for_target(run.upstream, replay_port, run.replay_url) as replay_url:
-        run = Run(**{**run.__dict__, "replay_url": replay_url})
+        # Before any rule: a gateway no rule could judge is a one-line configuration error, no report.
+        preflight(run.gateway_url, key, base_path)
+        run = Run(**{**run.__dict__, "replay_url": replay_url, "rerun_base": rerun})
         print(
             f"certifying {run.gateway_url} against profile {run.profile} (upstream: {run.upstream}"
             f"{'' if not replay_url else ' at ' + replay_url})",
             flush=True,
         )
         return run_pytest(run, report_dir / run.profile, key, extra)
+
+
+def _specs_dir_of(extra: Sequence[str]) -> str | None:
+    args = list(extra)
+    return args[args.index("--specs-dir") + 1] if "--specs-dir" in args[:-1] else None
 
 
 def certify_embedded(
@@ -257,6 +383,12 @@ def certify_embedded(
                     description="reference gateway (embedded)",
                     replay_url=replay.url,
                     features=(*embedded_features(profile), *features),
+                    # The reference gateway and replay upstream stop with this run: rerun through certify.
+                    rerun_base=rerun_line(
+                        ["gateway-conformance", "certify", "--profile", profile]
+                        + [a for f in features for a in ("--feature", f)],
+                        extra,
+                    ),
                 )
                 print(
                     f"certifying the embedded reference gateway against profile {profile} "
@@ -298,6 +430,7 @@ def _run_column(
     extra: Sequence[str],
     features: tuple[str, ...],
     model_maps: Mapping[str, str | None] | None = None,
+    rerun: Callable[[str], str] | None = None,
 ) -> Column:
     documents, errors = [], {}
     for profile in catalogs:
@@ -308,6 +441,7 @@ def _run_column(
             replay_url=replay_url,
             features=features,
             model_map=(model_maps or {}).get(profile),
+            rerun_base=rerun(profile) if rerun else None,
         )
         print(f"matrix: {name} x {profile} catalog", flush=True)
         try:
@@ -315,6 +449,17 @@ def _run_column(
         except HarnessFailure as exc:
             errors[profile] = f"not run: {exc}"
     return Column(name, tuple(documents), errors, url)
+
+
+def _reference_rerun(gateway_profile: str) -> Callable[[str], str]:
+    """The embedded reference gateway stops with the matrix: rerun through a command that starts it."""
+
+    def rerun(catalog: str) -> str:
+        if catalog == gateway_profile:
+            return rerun_line(["gateway-conformance", "certify", "--profile", catalog])
+        return rerun_line(["gateway-conformance", "matrix", "--profiles", f"{gateway_profile},{catalog}"])
+
+    return rerun
 
 
 def _reference_column(
@@ -327,7 +472,18 @@ def _reference_column(
         with reference_gateway(profile, upstream, key, column_dir / "gateway.log") as url:
             maps = {catalog: reference_model_map(profile, catalog) for catalog in catalogs}
             features = embedded_features(profile)
-            return _run_column(name, url, catalogs, column_dir, key, upstream, extra, features, maps)
+            return _run_column(
+                name,
+                url,
+                catalogs,
+                column_dir,
+                key,
+                upstream,
+                extra,
+                features,
+                maps,
+                _reference_rerun(profile),
+            )
     except HarnessFailure as exc:
         # _run_column catches its own failures: what reaches here is the gateway failing to start.
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
@@ -360,6 +516,7 @@ def run_matrix(
             f"no selected profile has rules to run ({', '.join(selected)}; profiles with rules: "
             f"{', '.join(profiles_with_rules()) or 'none'})"
         )
+    catalogs = selected_profiles(catalogs, rules)
     gateways = dict(gateways or {})
     if gateways and replay_port is None and replay_url is None:
         raise ConfigError(
@@ -374,5 +531,14 @@ def run_matrix(
         for profile in selected if with_reference else []:
             columns.append(_reference_column(profile, catalogs, out_dir, ref_key, upstream, extra))
         for name, url in gateways.items():
-            columns.append(_run_column(name, url, catalogs, out_dir / _slug(name), key, upstream, extra, ()))
+            # The replay upstream is at a known address (--replay-port / --replay-url): certify reruns a rule.
+            replay = ["--replay-url", replay_url] if replay_url else ["--replay-port", str(replay_port)]
+
+            def rerun(catalog: str, url: str = url, replay: list[str] = replay) -> str:
+                head = ["gateway-conformance", "certify", "--gateway-url", url, "--profile", catalog]
+                return rerun_line([*head, *replay], key=bool(key))
+
+            columns.append(
+                _run_column(name, url, catalogs, out_dir / _slug(name), key, upstream, extra, (), rerun=rerun)
+            )
     return columns

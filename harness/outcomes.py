@@ -24,7 +24,7 @@ RUN_OUTCOMES: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, SKIP, NOT_APPLICABLE,
 # Every outcome a results document counts (after expectations are applied).
 OUTCOMES: tuple[OutcomeName, ...] = (*RUN_OUTCOMES, XFAIL, XPASS)
 # The columns of every per-area table (terminal, summary.md), in this order.
-SHOWN: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, NOT_APPLICABLE, HARNESS_ERROR)
+SHOWN: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, NOT_APPLICABLE, HARNESS_ERROR, XFAIL)
 # Outcomes a human should look at, worst first.
 OUTCOME_ORDER: tuple[OutcomeName, ...] = (FAIL, XPASS, HARNESS_ERROR, WARN, XFAIL, PASS, NOT_APPLICABLE, SKIP)
 PROBLEMS: frozenset[str] = frozenset({FAIL, WARN, HARNESS_ERROR, XPASS})

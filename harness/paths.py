@@ -29,3 +29,8 @@ def schema_path(name: str) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"no schema named {name!r} under {base}")
+
+
+def specs_root(given: str | Path | None = None) -> Path:
+    """The specs dir a run reads: `--specs-dir DIR` when given, else the bundled specs/."""
+    return Path(given).resolve() if given else specs_dir()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.options import plugin_options
-from harness.outcomes import KEY_ENV
+from harness.outcomes import EXIT_CONFIG, KEY_ENV
 
 if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active
     import httpx
@@ -36,6 +37,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(*flags, **kwargs)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
+    """A conformance run's bad configuration exits 3, as every gateway-conformance command does (pytest's
+    own usage errors, found before this hook, keep its 4)."""
+    if not config.getoption("gateway_url", None):
+        return (yield)
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        from _pytest.config import print_usage_error
+
+        print_usage_error(exc, file=sys.stderr)
+        return EXIT_CONFIG
+
+
 @dataclass
 class SessionState:
     """Per-process state of a conformance run."""
@@ -51,6 +67,7 @@ class SessionState:
     started: float = field(default_factory=time.time)
     expectations: Any = None  # harness.expectations.Expectations
     expectation_problems: list[str] = field(default_factory=list)
+    specs_root: Path | None = None  # where the profile's catalog lives (--specs-dir or the bundled specs/)
 
     def http(self) -> httpx.Client:
         if self._http is None:
@@ -86,32 +103,23 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]:
-    import yaml
+    from harness.modelmap import ModelMapError, load_model_map
 
-    models: dict[str, str | None] = {role: spec.default for role, spec in profile.models.items()}
-    if not path:
-        return models
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise pytest.UsageError(f"--model-map {path}: cannot read it: {exc}") from exc
-    if not isinstance(data, Mapping) or not all(isinstance(v, (str, type(None))) for v in data.values()):
-        raise pytest.UsageError(f"--model-map {path}: expected a mapping of ROLE: model-id (or null)")
-    unknown = sorted(set(data) - set(profile.models))
-    if unknown:
-        raise pytest.UsageError(
-            f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
-            f"profile {profile.name} has {', '.join(sorted(profile.models))}"
-        )
-    models.update(data)
-    return models
+        return load_model_map(path, profile)
+    except ModelMapError as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def _rerun_base(config: pytest.Config) -> str:
     opt = config.option
+    if opt.rerun_base:
+        return str(opt.rerun_base)
     parts = ["pytest", "--gateway-url", opt.gateway_url, "--profile", opt.profile]
-    if opt.gateway_key or os.environ.get(KEY_ENV):
-        parts = [f"{KEY_ENV}=…", *parts]
+    if opt.specs_dir:
+        parts += ["--specs-dir", str(Path(opt.specs_dir).resolve())]
+    # The key by reference, never its value: pasted, the line reads it from the environment.
+    key = f'{KEY_ENV}="${KEY_ENV}" ' if opt.gateway_key or os.environ.get(KEY_ENV) else ""
     if opt.model_map:
         parts += ["--model-map", opt.model_map]
     if opt.upstream == "live":
@@ -124,7 +132,7 @@ def _rerun_base(config: pytest.Config) -> str:
         parts += ["--feature", feature]
     if opt.gc_strict:
         parts.append("--strict-rules")
-    return " ".join(shlex.quote(p) if not p.endswith("=…") else p for p in parts)
+    return key + " ".join(shlex.quote(p) for p in parts)
 
 
 def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
@@ -159,7 +167,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("gateway_url", None):
         return
     from harness.items import STATE_KEY
-    from harness.paths import specs_dir
+    from harness.paths import specs_root
     from harness.replay.client import ReplayClient, ReplayError
     from harness.runner import Target
     from harness.spec import SpecError, load_profile
@@ -169,8 +177,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "--gateway-url needs --profile NAME (which gateway's documented rules to run)"
         )
+    root = specs_root(opt.specs_dir)
+    if opt.specs_dir and not root.is_dir():
+        raise pytest.UsageError(f"--specs-dir {opt.specs_dir}: no such directory")
     try:
-        profile = load_profile(opt.profile)
+        profile = load_profile(opt.profile, root)
     except SpecError as exc:
         raise pytest.UsageError(f"--profile {opt.profile}: {exc.problem}") from exc
     if not opt.gateway_url.startswith(("http://", "https://")):
@@ -186,6 +197,11 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations = load_expectations(Path(opt.expectations), profile.name)
         except ExpectationsError as exc:
             raise pytest.UsageError(f"--expectations: {exc}") from exc
+    # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(root / profile.name)]
+    if not _is_worker(config):
+        _check_selection(config, profile.name)
     replay_url, server = _start_replay(config)
     target = Target(
         gateway_url=opt.gateway_url,
@@ -214,11 +230,33 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
         finally:
             probe.close()
+    if not _is_worker(config):
+        from harness.preflight import PreflightError, preflight
+
+        try:
+            preflight(opt.gateway_url, target.gateway_key, profile.base_path)
+        except PreflightError as exc:
+            state.close()
+            raise pytest.UsageError(str(exc)) from exc
+    state.specs_root = root
     config.stash[STATE_KEY] = state
-    # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        config.args = [str(specs_dir() / profile.name)]
     config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
+
+
+def _check_selection(config: pytest.Config, profile: str) -> None:
+    """An empty selection is bad configuration: exit 3 naming the patterns, before anything starts."""
+    from harness.selection import EmptySelection, check_selection, profile_rules
+
+    paths = [Path(a) for a in config.args]
+    if not all(p.exists() for p in paths):  # node ids (file::name) or -k: pytest selects, not us
+        return
+    rules = profile_rules(paths, profile)
+    if rules is None:  # a rule file that does not load: the collection error says which
+        return
+    try:
+        check_selection(rules, config.option.rule, profile)
+    except EmptySelection as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -251,13 +289,12 @@ class ConformanceRun:
         from datetime import datetime, timezone
 
         from harness.items import ExpectationsCheck
-        from harness.paths import specs_dir
+        from harness.paths import specs_root
         from harness.spec import load_rule_file, rule_files
 
+        root = self.state.specs_root or specs_root()
         catalog = [
-            r.id
-            for path in rule_files(specs_dir() / self.state.profile.name)
-            for r in load_rule_file(path).rules
+            r.id for path in rule_files(root / self.state.profile.name) for r in load_rule_file(path).rules
         ]
         catalog += [item.rule.id for item in items if hasattr(item, "rule")]  # rules from user-given paths
         problems = self.state.expectations.stale(catalog, datetime.now(timezone.utc).date())
@@ -295,6 +332,23 @@ class ConformanceRun:
             "XFAIL": ("xfailed", "x", "XFAIL"),
             "XPASS": ("failed", "X", ("XPASS", {"red": True})),
         }[result["outcome"]]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """HARNESS_ERROR reports are their own category, which pytest's FAILURES and -r summaries skip: say
+        each one's reason here, always (a run that could not judge a rule must say why)."""
+        reports = [r for r in terminalreporter.stats.get("harness error", []) if r.when == "call"]
+        if not reports:
+            return
+        terminalreporter.write_sep("=", "HARNESS ERRORS (the suite's own fault, not the gateway's)", red=True)
+        for report in reports:
+            if terminalreporter.config.option.tbstyle != "no":
+                terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
+                terminalreporter.line(report.longreprtext)
+        for report in reports:
+            reason = (getattr(report, "gc", None) or {}).get("reason") or ""
+            terminalreporter.line(
+                f"HARNESS_ERROR {report.nodeid} - {reason.splitlines()[0] if reason else ''}"
+            )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         result = getattr(report, "gc", None)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.errors import ConfigError, HarnessFailure
 from harness.mutants.catalog import CatalogError, Mutant, load_catalog, select
 from harness.mutants.kill import (
     Case,
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sample", type=int, metavar="N", help="N mutants at random (fixed --seed) plus --always ones"
     )
-    p.add_argument("--seed", type=int, default=6)
+    p.add_argument("--seed", type=int, default=6, help="the random seed of --sample (default 6)")
     p.add_argument(
         "--always", action="append", default=[], metavar="ID", help="always run this mutant with --sample"
     )
@@ -87,7 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the run without a mutant (it finds rule variants that fail anyway; CI may trust certify)",
     )
-    p.add_argument("--rule-timeout", type=float, default=30.0)
+    p.add_argument(
+        "--rule-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a rule may take before the gateway's answer counts as hung (default 30)",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
 
@@ -248,7 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{result.seconds:.1f}s)",
                     flush=True,
                 )
-    except RuntimeError as exc:
+    except ConfigError as exc:
+        print(f"gateway-conformance mutants: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except (RuntimeError, HarnessFailure) as exc:
         print(f"gateway-conformance mutants: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS
     all_of_profile = [m for m in catalog.mutants if args.profile in m.profiles]

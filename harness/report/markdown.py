@@ -44,5 +44,19 @@ def markdown_summary(documents: Sequence[Mapping[str, Any]]) -> str:
                     f"| {r['outcome']} | `{r['rule_id']}`{' [' + variant + ']' if variant else ''} | "
                     f"{r['level']} | {_cell(r['source']['quote'])} | {_cell(first[:200])} |"
                 )
+        from harness.report.patterns import failure_patterns
+
+        out += ["", *[f"> **Note:** {_cell(p.line())}" for p in failure_patterns(doc)]]
+        known = [r for r in doc["results"] if r["outcome"] == "XFAIL"]
+        if known:
+            out += ["", "Known failures (XFAIL, declared in the expectations file):", "",
+                    "| rule | reason | ticket | expires |", "|---|---|---|---|"]  # fmt: skip
+            for r in known:
+                e = r.get("expectation") or {}
+                variant = ",".join(f"{k}={json.dumps(v)}" for k, v in r["variant"].items())
+                out.append(
+                    f"| `{r['rule_id']}`{' [' + variant + ']' if variant else ''} | {_cell(e.get('reason', ''))} | "
+                    f"{_cell(e.get('ticket') or '')} | {e.get('expires') or ''} |"
+                )
         out.append("")
     return "\n".join(out)

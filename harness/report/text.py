@@ -5,17 +5,43 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.outcomes import area_rows
+from harness.outcomes import area_rows, variant_label
 
 
 def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
     """A plain-text table per profile and area: pass, fail, warn, n/a, harness errors."""
-    header = f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'n/a':>5} {'error':>6}"
+    header = f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'n/a':>5} {'error':>6} {'xfail':>6}"
     lines = [header, "-" * len(header)]
     for doc in documents:
         for area, c in [*area_rows(doc), ("(all)", doc["totals"])]:
             lines.append(
                 f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
-                f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6}"
+                f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6} "
+                f"{c.get('XFAIL', 0):>6}"
             )
+    from harness.report.patterns import pattern_lines
+
+    lines += [f"note: {line}" for line in pattern_lines(documents)]
+    known = known_failures(documents)
+    if known:
+        lines += ["", "known failures (XFAIL, from the expectations file):", *known]
     return "\n".join(lines)
+
+
+def known_failures(documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per XFAIL: the rule, and the expectation entry's reason, ticket and expiry."""
+    out = []
+    for doc in documents:
+        for r in doc["results"]:
+            if r["outcome"] != "XFAIL":
+                continue
+            e = r.get("expectation") or {}
+            variant = variant_label(r.get("variant") or {})
+            extra = ", ".join(
+                x for x in (e.get("ticket"), e.get("expires") and f"expires {e['expires']}") if x
+            )
+            out.append(
+                f"  {r['rule_id']}{' [' + variant + ']' if variant else ''}: {e.get('reason', '')}"
+                + (f" ({extra})" if extra else "")
+            )
+    return out

@@ -115,6 +115,9 @@ def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.C
     assert document["target"]["description"] == "reference gateway (embedded)"
     assert document["totals"]["PASS"] >= 10 and document["totals"]["FAIL"] == 0
     assert {r["area"] for r in document["results"]} == {"finish"}
+    # The embedded servers stop with the run: a rerun line starts them again (issue 15).
+    rule = document["results"][0]["rule_id"]
+    assert document["results"][0]["rerun"] == f"gateway-conformance certify --profile ezat --rule {rule}"
     for name in ("summary.md", "certificate.html", "badge.svg", "ezat/junit.xml", "ezat/gateway.log"):
         assert (tmp_path / name).is_file(), name
     assert "verdict: all rules as expected" in out

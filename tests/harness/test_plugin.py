@@ -14,6 +14,8 @@ import pytest
 
 import harness.items
 import harness.runner  # noqa: F401   the harness and httpx loaded, so exception classes stay the same objects)
+from harness.errors import ConfigError
+from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path
 from harness.replay import ReplayServer
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
@@ -169,7 +171,8 @@ def test_broken_gateway_fails_the_rule_that_catches_it(
     assert "(MUST)" in stdout
     assert "ezat-chat-completions §" in stdout
     assert "request sent to the gateway:" in stdout
-    assert "rerun: GC_GATEWAY_KEY=… pytest --gateway-url" in stdout
+    # The key by reference: pasted into a shell with the variable set, the line works as it stands.
+    assert 'rerun: GC_GATEWAY_KEY="$GC_GATEWAY_KEY" pytest --gateway-url' in stdout
     assert f"--rule {failing.split('[')[0]}" in stdout
     assert KEY not in stdout  # the gateway key never appears in evidence
 
@@ -228,7 +231,8 @@ def test_malformed_rule_file_is_a_collection_error_not_a_traceback(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:
     pytester.makefile(".yaml", broken=RULES.replace("level: MUST", "level: SHALL", 1))
-    result = _run(pytester, "http://127.0.0.1:9", replay)
+    with serve(make_gateway(replay.url)) as gateway:  # something must answer: the preflight comes first
+        result = _run(pytester, gateway, replay)
     stdout = result.stdout.str()
     assert "invalid rule file:" in stdout
     assert "broken.yaml:4: at rules/0/level: 'SHALL' is not one of" in stdout
@@ -248,7 +252,7 @@ def test_malformed_rule_file_is_a_collection_error_not_a_traceback(
 )
 def test_bad_configuration_is_a_usage_error(pytester: pytest.Pytester, args: list[str], message: str) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.ret == EXIT_CONFIG  # as every gateway-conformance command; pytest's own usage errors keep 4
     assert message in result.stderr.str()
 
 
@@ -326,7 +330,7 @@ def test_bad_expectations_file_is_a_usage_error(
     bad = pytester.path / "bad.txt"
     bad.write_text("profile: ezat\nexpectations:\n  - rule: x\n    outcome: MAYBE\n    reason: r\n")
     result = _run(pytester, "http://127.0.0.1:9", replay, "--expectations", str(bad))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.ret == EXIT_CONFIG
     assert "expectations/0/outcome" in result.stderr.str()
 
 
@@ -345,4 +349,12 @@ def test_write_expectations_drafts_one_entry_per_failure(
         ("ezat/test/text", {"stream": False}, "FAIL"),
         ("ezat/test/text", {"stream": True}, "FAIL"),
     ]
-    assert parse_expectations(draft, "draft", "ezat").entries[0].reason.startswith("TODO")
+    # A draft must be edited before it is used (issue 15): its TODOs are configuration errors.
+    with pytest.raises(
+        ConfigError, match=r"expectations/0 \(ezat/test/text\): reason is still the draft's TODO"
+    ):
+        parse_expectations(draft, "draft", "ezat")
+    for entry in draft["expectations"]:
+        entry.update(reason="leaks Anthropic stop reasons", expires="2999-01-01")
+        del entry["ticket"]
+    assert parse_expectations(draft, "draft", "ezat").entries[0].reason == "leaks Anthropic stop reasons"

@@ -166,7 +166,14 @@ def test_any_path_prefix_and_marker_anywhere(
     m = new_marker()
     rc.register(m, "test/prefix", {"cassette": "anthropic/text"})
     # A gateway may move the marker (here into `system`) and JSON-escape slashes.
-    body = json.dumps({"model": "m", "max_tokens": 16, "system": f"ctx {m}", "messages": [{"role": "user", "content": "hi"}]})
+    body = json.dumps(
+        {
+            "model": "m",
+            "max_tokens": 16,
+            "system": f"ctx {m}",
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+    )
     body = body.replace("/", "\\/")
     r = http.post(
         f"{server.url}/proxy/anthropic/v1/messages",

@@ -48,6 +48,8 @@ def make_gateway(upstream_url: str, bug: str | None = None) -> Starlette:
 
             return StreamingResponse(cut(), status_code=400, media_type="application/json")
         body = await request.json()
+        if not body.get("messages"):
+            return _error(400, "messages: required", "invalid_request_error", None)
         if body.get("n", 1) > 1 and bug != "drops-n":
             return _error(400, "n: only 1 choice per request is supported", "invalid_request_error", None)
         stream = bool(body.get("stream"))

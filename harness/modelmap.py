@@ -1,0 +1,104 @@
+"""Model maps: the user's ids for a profile's model roles (`--model-map FILE`), read and drafted.
+
+`load_model_map` raises ConfigError; `draft_model_map` is pure (the caller fetched the gateway's ids).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from harness.errors import ConfigError
+from harness.spec import Profile
+
+
+class ModelMapError(ConfigError):
+    """A model map that cannot be used."""
+
+
+def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str | None]:
+    """The profile's defaults, overridden by the file's `ROLE: model-id` (null: the role's rules are N/A)."""
+    import yaml
+
+    models: dict[str, str | None] = {role: spec.default for role, spec in profile.models.items()}
+    if not path:
+        return models
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ModelMapError(f"--model-map {path}: cannot read it: {first}") from exc
+    if not isinstance(data, Mapping) or not all(isinstance(v, (str, type(None))) for v in data.values()):
+        raise ModelMapError(f"--model-map {path}: expected a mapping of ROLE: model-id (or null)")
+    unknown = sorted(str(k) for k in set(data) - set(profile.models))
+    if unknown:
+        raise ModelMapError(
+            f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
+            f"profile {profile.name} has {', '.join(sorted(profile.models))} "
+            f"(gateway-conformance roles --profile {profile.name})"
+        )
+    models.update(data)
+    return models
+
+
+def _guess(default: str, ids: Sequence[str]) -> str | None:
+    """A listed id for a role's default: the default itself, or an id with the same last segment."""
+    if default in ids:
+        return default
+    tail = default.rsplit("/", 1)[-1]
+    same = [i for i in ids if i.rsplit("/", 1)[-1] == tail]
+    return same[0] if len(same) == 1 else None
+
+
+def draft_model_map(profile: Profile, ids: Sequence[str], source: str) -> str:
+    """A commented YAML model map: each role's meaning, the gateway's id when one fits, TODO otherwise."""
+    lines = [
+        f"# Model map for profile {profile.name}, drafted from {source} ({len(ids)} model ids listed).",
+        "# Map each role to one of your gateway's model ids; null makes the role's rules NOT_APPLICABLE.",
+        "# Use it with --model-map FILE. Ids your gateway lists:",
+        *[f"#   {i}" for i in ids],
+        "",
+    ]
+    for role, spec in sorted(profile.models.items()):
+        lines.append(f"# {role}: {spec.description}")
+        guess = _guess(spec.default, ids)
+        if guess is not None:
+            note = (
+                "listed by the gateway" if guess == spec.default else f"listed; the default is {spec.default}"
+            )
+            lines.append(f"{role}: {_scalar(guess)}  # {note}")
+        else:
+            lines.append(
+                f"{role}: {_scalar(spec.default)}  # TODO: the default is not listed by the gateway; "
+                "pick a listed id that fits the description, or null"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _scalar(text: str) -> str:
+    import json
+
+    return json.dumps(text)  # a JSON string is a valid YAML scalar, whatever the id holds
+
+
+def list_models(url: str, key: str | None) -> list[str]:
+    """The model ids a gateway lists at `url` (GET …/models, OpenAI's list format)."""
+    import httpx
+
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    try:
+        with httpx.Client(trust_env=False, follow_redirects=False) as client:
+            response = client.get(url, headers=headers, timeout=10.0)
+    except httpx.HTTPError as exc:
+        raise ModelMapError(f"GET {url}: {type(exc).__name__}: {exc}") from exc
+    try:
+        data = response.json()["data"]
+        ids = [str(item["id"]) for item in data]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelMapError(
+            f"GET {url}: HTTP {response.status_code}, not an OpenAI model list ({response.text[:120]!r})"
+        ) from exc
+    if response.status_code != 200:
+        raise ModelMapError(f"GET {url}: HTTP {response.status_code}")
+    return ids

@@ -1,0 +1,100 @@
+"""One request before any rule: is anything answering at the gateway URL, is it the OpenAI base path, does
+the gateway take the key? A wrong answer to any of these is bad configuration (exit 3, one line), not a
+catalog of FAILs and a FAIL certificate.
+
+The request is `POST {base}/chat/completions` with an empty JSON object: the path every rule uses, a body
+every gateway refuses before routing (so nothing reaches a provider). Only these answers are diagnosed:
+no connection, 401/403, and a 404/405 that is not an OpenAI error envelope (the path is not served). Any
+other answer, a slow one included, is the rules' business.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import httpx
+
+from harness.errors import ConfigError
+from harness.outcomes import KEY_ENV
+
+TIMEOUT = 10.0
+
+
+class PreflightError(ConfigError):
+    """The gateway URL or key is wrong: nothing a rule could judge."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int | None
+    body: bytes = b""
+    content_type: str = ""
+    error: str = ""  # the transport error, when there was no answer
+
+
+def _is_openai_error(body: bytes) -> bool:
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), dict)
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        error = json.loads(body)["error"]
+        return f": {error.get('code') or error.get('type') or ''} {error.get('message') or ''}".rstrip()
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        return ""
+
+
+def diagnose(url: str, answer: Answer, *, key_given: bool, base_path: str | None) -> str | None:
+    """The one-line diagnosis of a preflight answer, or None when the rules can run. Pure."""
+    if answer.status is None:
+        return f"nothing answers at {url}: {answer.error} (is the gateway running, and is this its address?)"
+    if answer.status in (401, 403):
+        if not key_given:
+            return (
+                f"{url} answers {answer.status} and no key was given: set {KEY_ENV} or pass --gateway-key"
+                f"{_error_message(answer.body)}"
+            )
+        return f"{url} refused the key (HTTP {answer.status}{_error_message(answer.body)}): check {KEY_ENV} / --gateway-key"
+    if answer.status in (404, 405) and not _is_openai_error(answer.body):
+        kind = "HTML" if "html" in answer.content_type else answer.content_type or "a body"
+        hint = "did you forget /v1?"
+        if base_path:
+            hint += f" (the documented base path is {base_path})"
+        return (
+            f"{url} answers {answer.status} with {kind}: this is not the gateway's OpenAI base URL; {hint} "
+            "--gateway-url is the base URL as an SDK takes it, e.g. http://127.0.0.1:8080/v1"
+        )
+    return None
+
+
+def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: float = TIMEOUT) -> Answer:
+    url = gateway_url.rstrip("/") + "/chat/completions"
+    headers = {"content-type": "application/json"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    try:
+        response = client.post(url, content=b"{}", headers=headers, timeout=timeout)
+    except httpx.ConnectTimeout:
+        return Answer(None, error=f"connect timeout after {timeout:g}s")
+    except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:
+        return Answer(None, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    except httpx.HTTPError:
+        # Connected, then slow, cut or garbled: something answers; the rules judge how (within their timeout).
+        return Answer(0)
+    return Answer(response.status_code, response.content[:4096], response.headers.get("content-type", ""))
+
+
+def preflight(
+    gateway_url: str, key: str | None, base_path: str | None = None, timeout: float = TIMEOUT
+) -> None:
+    """Raise PreflightError with a one-line diagnosis when no rule could judge this gateway."""
+    with httpx.Client(trust_env=False, follow_redirects=False) as client:
+        answer = probe(client, gateway_url, key, timeout)
+    problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path)
+    if problem:
+        raise PreflightError(problem)

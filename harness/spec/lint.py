@@ -1,0 +1,146 @@
+"""`gateway-conformance lint-specs [--specs-dir DIR]`: a specs dir checked as the suite would use it.
+
+Per profile: profile.yaml and every rule file against their schemas, rule ids (prefix, unique across files),
+the roles and features the rules use declared in the profile, every rule's quote present in the doc; the
+ledger (coverage/<profile>.yaml) against its schema, its quotes present in the doc, its rule ids existing,
+every rule listed, and no sentence left to map (TODO).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.spec.loader import (
+    SpecError,
+    _validator,
+    available_profiles,
+    load_profile,
+    load_rule_file,
+    rule_files,
+)
+from harness.spec.model import Rule
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def doc_dirs(specs_dir: Path, extra: Sequence[Path] = ()) -> list[Path]:
+    """Where a profile's doc (<doc>.md) may be: given dirs, <specs-dir>/docs, and the shared docs next to it."""
+    return [
+        *extra,
+        specs_dir / "docs",
+        specs_dir.parent / "docs",
+        specs_dir.parent.parent / "shared" / "docs",
+    ]
+
+
+def _find_doc(name: str, dirs: Sequence[Path]) -> Path | None:
+    return next((d / f"{name}.md" for d in dirs if (d / f"{name}.md").is_file()), None)
+
+
+def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[Problem]:
+    try:
+        profile = load_profile(name, specs_dir)
+    except SpecError as exc:
+        yield Problem(exc.file, f"line {exc.line}: {exc.problem}")
+        return
+    profile_file = str(specs_dir / name / "profile.yaml")
+    doc_path = _find_doc(profile.doc, docs)
+    doc = _norm(doc_path.read_text(encoding="utf-8")) if doc_path else None
+    if doc_path is None:
+        yield Problem(profile_file, f"doc {profile.doc}.md not found (looked in {', '.join(map(str, docs))})")
+    rules: dict[str, Rule] = {}
+    for path in rule_files(specs_dir / name):
+        try:
+            loaded = load_rule_file(path)
+        except SpecError as exc:
+            yield Problem(exc.file, f"line {exc.line}: {exc.problem}")
+            continue
+        for rule in loaded.rules:
+            where = f"{rule.file}:{rule.line}"
+            if not rule.id.startswith(f"{name}/"):
+                yield Problem(where, f"rule id {rule.id!r} must start with {name + '/'!r}")
+            if rule.id in rules:
+                yield Problem(
+                    where, f"rule id {rule.id!r} also at {rules[rule.id].file}:{rules[rule.id].line}"
+                )
+            rules[rule.id] = rule
+            for role in sorted(rule.needs.models - set(profile.models)):
+                yield Problem(where, f"{rule.id}: model role ${role} is not declared in {profile_file}")
+            for feature in sorted((rule.needs.features | rule.needs.without) - set(profile.features)):
+                yield Problem(where, f"{rule.id}: feature {feature!r} is not declared in {profile_file}")
+            if rule.source.doc != profile.doc:
+                yield Problem(
+                    where, f"{rule.id}: cites doc {rule.source.doc!r}, the profile's is {profile.doc!r}"
+                )
+            elif doc is not None and _norm(rule.source.quote) not in doc:
+                yield Problem(
+                    where, f"{rule.id}: the quote is not in {profile.doc}.md: {rule.source.quote[:80]!r}"
+                )
+    if not rules:
+        yield Problem(str(specs_dir / name), "no rules: a profile needs at least one rule file")
+    yield from _lint_ledger(specs_dir / "coverage" / f"{name}.yaml", name, profile.doc, rules, doc)
+
+
+def _lint_ledger(
+    path: Path, name: str, doc_name: str, rules: dict[str, Rule], doc: str | None
+) -> Iterator[Problem]:
+    file = str(path)
+    if not path.is_file():
+        yield Problem(file, "no ledger: every sentence of the doc must be mapped to rules or excluded")
+        return
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        yield Problem(file, f"cannot read it: {str(exc).splitlines()[0]}")
+        return
+    errors = list(_validator("coverage").iter_errors(data))
+    if errors:
+        for err in errors[:5]:
+            where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+            yield Problem(file, f"at {where}: {err.message}")
+        return
+    if data["profile"] != name or data["doc"] != doc_name:
+        yield Problem(file, f"written for profile {data['profile']!r} / doc {data['doc']!r}")
+    listed: set[str] = set()
+    todo = 0
+    for index, sentence in enumerate(data["sentences"]):
+        if doc is not None and _norm(sentence["quote"]) not in doc:
+            yield Problem(
+                file, f"sentences/{index}: the quote is not in {doc_name}.md: {sentence['quote'][:80]!r}"
+            )
+        for rule_id in sentence.get("rules", ()):
+            listed.add(rule_id)
+            if rule_id not in rules:
+                yield Problem(file, f"sentences/{index}: no rule {rule_id!r}")
+        if str(sentence.get("excluded", "")).startswith("TODO"):
+            todo += 1
+    for rule_id in sorted(set(rules) - listed):
+        yield Problem(file, f"rule {rule_id} is in no sentence's rules: which sentence does it test?")
+    if todo:
+        yield Problem(
+            file, f"{todo} sentence(s) still to map (excluded: TODO …): map each to rules or say why not"
+        )
+
+
+def lint(specs_dir: Path, profiles: Sequence[str] = (), docs: Sequence[Path] = ()) -> list[Problem]:
+    names = list(profiles) or available_profiles(specs_dir)
+    problems: list[Problem] = []
+    for name in names:
+        problems += lint_profile(specs_dir, name, doc_dirs(specs_dir, docs))
+    return problems
