@@ -229,7 +229,7 @@ def test_plugin_bad_model_map_exits_3(pytester: pytest.Pytester, replay: ReplayS
         (["matrix", "--gateway", "x=http://127.0.0.1:9/v1", "--replay-port", "0"], "nothing answers at"),
         (["mutants", "--profile", "nope"], "unknown profile 'nope'"),
         (["mutants", "--mutant", "no-such-mutant-*"], "no mutant of profile ezat matches"),
-        (["record", "--provider", "nobody"], "not supported yet"),
+        (["record", "--provider", "nobody"], "unknown provider 'nobody'"),
     ],
     ids=["matrix-unreachable-gateway", "mutants-profile", "mutants-selection", "record-provider"],
 )
