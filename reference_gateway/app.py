@@ -12,7 +12,6 @@ import contextlib
 import json
 import logging
 import time
-import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -300,31 +300,26 @@ class Gateway:
     # ----------------------------------------------------------------------------------------- endpoints
 
     async def chat_completions(self, request: Request) -> Response:
-        request_id: str = request.state.request_id
+        # A GatewayError raised here is answered by the app's exception handler; anything else by
+        # `UnexpectedErrors`.
         profile = self.settings.profile
-        try:
-            self._authenticate(request)
-            self._check_content_type(request)
-            body = self._parse_body(await _read_body(request, self.settings.max_body_bytes))
-            name = requested_model(body, self.settings.default_model, profile)
-            model = resolve(self.settings.catalog, name, profile)
-            failure: GatewayError | None = None
-            for channel in model.channels:
-                try:
-                    if channel.protocol == "anthropic":
-                        return await self._via_anthropic(body, model, name, channel, request)
-                    return await self._via_openai(body, model, name, channel, request)
-                except GatewayError as error:
-                    # LYRouter: "moves to the next channel on failure" (before any byte reached the client).
-                    if not error.retryable:
-                        raise
-                    failure = error
-            raise failure or errors.server_error()
-        except GatewayError as error:
-            return error_response(error)
-        except Exception as exc:
-            _log_unexpected(request_id, exc)
-            return error_response(errors.server_error())
+        self._authenticate(request)
+        self._check_content_type(request)
+        body = self._parse_body(await _read_body(request, self.settings.max_body_bytes))
+        name = requested_model(body, self.settings.default_model, profile)
+        model = resolve(self.settings.catalog, name, profile)
+        failure: GatewayError | None = None
+        for channel in model.channels:
+            try:
+                if channel.protocol == "anthropic":
+                    return await self._via_anthropic(body, model, name, channel, request)
+                return await self._via_openai(body, model, name, channel, request)
+            except GatewayError as error:
+                # LYRouter: "moves to the next channel on failure" (before any byte reached the client).
+                if not error.retryable:
+                    raise
+                failure = error
+        raise failure or errors.server_error()
 
     async def _via_anthropic(
         self, body: Mapping[str, Any], model: ModelInfo, name: str, channel: Channel, request: Request
@@ -456,10 +451,7 @@ class Gateway:
         )
 
     async def list_models(self, request: Request) -> Response:
-        try:
-            self._authenticate(request)
-        except GatewayError as error:
-            return error_response(error)
+        self._authenticate(request)
         data = [
             {
                 "id": m.id,
@@ -525,9 +517,36 @@ async def _unless_disconnected(request: Request, call: Any) -> Any:
 
 
 def _log_unexpected(request_id: str, exc: BaseException) -> None:
-    # The type and the stack only: an exception's text might quote request data.
-    stack = "".join(traceback.format_tb(exc.__traceback__))
-    logger.error("%s unexpected %s\n%s", request_id, type(exc).__name__, stack)
+    # The type and the request id only: an exception's text (and its traceback's locals) may quote the body
+    # or a key.
+    logger.error("%s unexpected %s", request_id, type(exc).__name__)
+
+
+class UnexpectedErrors:
+    """The one layer for exceptions nothing else answered: the 500 envelope (if no response has started) and a
+    log line with the exception type and request id only. It never re-raises, so neither uvicorn nor
+    Starlette's `ServerErrorMiddleware` gets to log the exception's text or drop the keep-alive connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception as exc:
+            _log_unexpected(scope.get("state", {}).get("request_id", "-"), exc)
+            if not started:
+                await error_response(errors.server_error())(scope, receive, send)
 
 
 def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp:
@@ -540,6 +559,10 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
     for base in settings.profile.base_paths:
         routes.append(Route(f"{base}/chat/completions", gateway.chat_completions, methods=["POST"]))
         routes.append(Route(f"{base}/models", gateway.list_models, methods=["GET"]))
+
+    async def gateway_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, GatewayError)
+        return error_response(exc)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -555,13 +578,13 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
             )
         return error_response(errors.server_error())
 
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        _log_unexpected(getattr(request.state, "request_id", "-"), exc)
-        return error_response(errors.server_error())
-
+    # Starlette always wraps the app in its ServerErrorMiddleware (which re-raises), so the catch-all sits just
+    # inside it, outside everything that can raise; the request-id layer outside Starlette never raises and
+    # stamps the id on the 500 too.
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(UnexpectedErrors)],
         lifespan=gateway.lifespan,
-        exception_handlers={HTTPException: http_error, Exception: unexpected},
+        exception_handlers={GatewayError: gateway_error, HTTPException: http_error},
     )
     return RequestIdMiddleware(app, hooks.new_request_id)
