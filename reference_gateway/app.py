@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -28,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reference_gateway import errors
 from reference_gateway.auth import KeyRing
+from reference_gateway.body import BodyError, parse_json
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.images import AllowList, ImageFetcher, ImageLimits, Resolver
@@ -283,11 +283,13 @@ class Gateway:
         policy = self.settings.profile.requests
         flat = policy.invalid_json_with_default if self.settings.default_model is not None else None
         try:
-            body = json.loads(raw, parse_constant=_reject_constant)
-        except ValueError as exc:
+            body = parse_json(raw)
+        except BodyError as exc:
             if flat is not None:
                 # The parser's message says where parsing stopped; it quotes no request text.
-                raise errors.flat_message(400, flat.format(error=_parse_error(exc))) from exc
+                raise errors.flat_message(400, flat.format(error=exc.problem)) from exc
+            if exc.kind == "limit":
+                raise errors.with_problem(policy.invalid_json.error(), exc.problem) from exc
             raise policy.invalid_json.error() from exc
         if not isinstance(body, dict):
             if flat is not None:
@@ -472,19 +474,6 @@ class Gateway:
 
     async def healthz(self, _request: Request) -> Response:
         return JSONResponse({"status": "ok", "profile": self.settings.profile.name})
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_error(exc: ValueError) -> str:
-    """The parser's message: what it expected and where (line, column), never the request text."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "the body is not UTF-8"
-    return str(exc)
 
 
 def _json_kind(value: Any) -> str:

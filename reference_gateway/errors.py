@@ -111,6 +111,20 @@ def request_too_large(limit_bytes: int) -> GatewayError:
     )
 
 
+def with_problem(error: GatewayError, problem: str) -> GatewayError:
+    """`error` with `problem` appended to its message (`…: it is nested too deeply.`), for a profile's fixed
+    message that would not otherwise say what was wrong."""
+    end = "." if error.message.endswith(".") else ""
+    return GatewayError(
+        error.status,
+        f"{error.message.rstrip('.')}: {problem}{end}",
+        type=error.type,
+        code=error.code,
+        param=error.param,
+        headers=error.headers,
+    )
+
+
 def server_error(message: str = "The server had an error while processing your request.") -> GatewayError:
     return GatewayError(500, message, type="server_error")
 

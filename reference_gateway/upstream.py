@@ -22,6 +22,7 @@ from reference_gateway.errors import (
     from_upstream,
     from_upstream_body,
     html_page,
+    invalid_request,
     server_error,
     timeout,
 )
@@ -109,9 +110,14 @@ class Upstream:
         extra_headers: Mapping[str, str] | None,
     ) -> httpx.Request:
         headers = {**(extra_headers or {}), **self._auth_headers(channel), "x-gateway-request-id": request_id}
-        return self._client.build_request(
-            "POST", channel.path, content=self._dumps(body).encode(), headers=headers
-        )
+        try:
+            # Strict: no NaN or infinity (allow_nan=False) and valid UTF-8 (a lone surrogate fails to encode).
+            content = self._dumps(body).encode("utf-8")
+        except ValueError as exc:
+            raise invalid_request(
+                "The request holds a value that cannot be sent as JSON (NaN, infinity or a lone surrogate)."
+            ) from exc
+        return self._client.build_request("POST", channel.path, content=content, headers=headers)
 
     # ------------------------------------------------------------------------------------ error boundary
 

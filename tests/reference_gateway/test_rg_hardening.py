@@ -180,3 +180,158 @@ def test_unexpected_exception_outside_the_chat_endpoint_is_never_re_raised(
     )
     _assert_clean_500(answers[0], log_lines)
     assert answers[1][0] == 200, "the 500 dropped the keep-alive connection"
+
+
+# ------------------------------------------------------------------------------------ hostile bodies (issue 13)
+
+
+@pytest.fixture(scope="module")
+def ezat_gateway(fake_server: tuple[FakeAnthropic, ServerThread]) -> Iterator[ServerThread]:
+    with ServerThread(create_app(gateway_settings(fake_server[1].url))) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lyrouter_upstream() -> Iterator[tuple[Any, ServerThread]]:
+    from tests.reference_gateway.test_rg_lyrouter_integration import FakeUpstream
+
+    fake = FakeUpstream()
+    with ServerThread(fake) as server:
+        yield fake, server
+
+
+@pytest.fixture(scope="module")
+def lyrouter_gateway(lyrouter_upstream: tuple[Any, ServerThread]) -> Iterator[ServerThread]:
+    from tests.reference_gateway.test_rg_lyrouter_integration import settings
+
+    with ServerThread(create_app(settings(lyrouter_upstream[1].url, default_model=None))) as server:
+        yield server
+
+
+@pytest.fixture
+def lyrouter_fake(lyrouter_upstream: tuple[Any, ServerThread]) -> Any:
+    lyrouter_upstream[0].script.clear()
+    lyrouter_upstream[0].calls.clear()
+    return lyrouter_upstream[0]
+
+
+def _surrogate(field: str) -> bytes:
+    """A chat body with a lone surrogate escape in `field` (JSON text: json.dumps cannot write one raw)."""
+    parts = {
+        "content": '"messages":[{"role":"user","content":"hi \\ud800 there"}]',
+        "system": '"messages":[{"role":"system","content":"\\udfff"},{"role":"user","content":"hi"}]',
+        "stop": '"messages":[{"role":"user","content":"hi"}],"stop":["\\ud83d"]',
+        "tool": '"messages":[{"role":"user","content":"hi"}],'
+        '"tools":[{"type":"function","function":{"name":"f\\ud800","parameters":{"type":"object"}}}]',
+        "stream": '"messages":[{"role":"user","content":"\\ud800"}],"stream":true',
+        "key": '"messages":[{"role":"user","content":"hi"}],"metadata":{"\\ud800":1}',
+    }
+    return ('{"model":"' + MODEL + '",' + parts[field] + "}").encode()
+
+
+HOSTILE_BODIES = [
+    ("deep-array", b"[" * 1000 + b"]" * 1000, "nested"),
+    ("deep-ignored-field", chat_body()[:-1] + b',"user":' + b"[" * 1000 + b"]" * 1000 + b"}", "nested"),
+    ("deep-200", chat_body()[:-1] + b',"user":' + b"[" * 200 + b"]" * 200 + b"}", "nested"),
+    *(
+        (f"surrogate-{f}", _surrogate(f), "surrogate")
+        for f in ("content", "system", "stop", "tool", "stream", "key")
+    ),
+    ("top_p--1e999", chat_body()[:-1] + b',"top_p":-1e999}', "out of range"),
+    ("temperature-1e999", chat_body()[:-1] + b',"temperature":1e999}', "out of range"),
+    (
+        "tool-schema-1e999",
+        chat_body()[:-1]
+        + b',"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",'
+        b'"properties":{"a":{"type":"number","maximum":1e400}}}}}]}',
+        "out of range",
+    ),
+    (
+        "response-format-1e999",
+        chat_body()[:-1]
+        + b',"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object",'
+        b'"properties":{"a":{"minimum":-1e999}},"additionalProperties":false}}}}',
+        "out of range",
+    ),
+    ("nan", chat_body()[:-1] + b',"top_p":NaN}', "NaN"),
+]
+
+
+@pytest.mark.parametrize(
+    "body, problem", [(b, p) for _, b, p in HOSTILE_BODIES], ids=[i for i, _, _ in HOSTILE_BODIES]
+)
+def test_hostile_body_is_a_400_naming_the_problem_and_keeps_the_connection(
+    ezat_gateway: ServerThread, fake: FakeAnthropic, body: bytes, problem: str
+) -> None:
+    import json
+
+    answers = exchange_on_one_connection(
+        ezat_gateway.port, [post("/openai/v1/chat/completions", body), get("/healthz")]
+    )
+    status, _, raw = answers[0]
+    assert status == 400, raw
+    error = json.loads(raw)["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["message"].startswith("We could not parse the JSON body of your request")
+    assert problem in error["message"]
+    assert fake.received == []
+    assert answers[1][0] == 200, "the 400 dropped the keep-alive connection"
+
+
+@pytest.mark.parametrize(
+    "body, problem", [(b, p) for _, b, p in HOSTILE_BODIES[:5]], ids=[i for i, _, _ in HOSTILE_BODIES[:5]]
+)
+def test_hostile_body_is_lyrouters_invalid_json(
+    lyrouter_gateway: ServerThread, lyrouter_fake: Any, body: bytes, problem: str
+) -> None:
+    import json
+
+    body = body.replace(MODEL.encode(), b"claude-sonnet-5-5")
+    answers = exchange_on_one_connection(lyrouter_gateway.port, [post("/v1/chat/completions", body)])
+    status, _, raw = answers[0]
+    assert status == 400, raw
+    error = json.loads(raw)["error"]
+    assert (error["code"], error["type"]) == ("invalid_json", "invalid_request_error")
+    assert error["message"].startswith("request body must be a JSON object") and problem in error["message"]
+    assert lyrouter_fake.calls == []
+
+
+@pytest.mark.parametrize("canonical", [False, True], ids=["compact", "canonical"])
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("-inf"), "\ud800", {"k\udfff": 1}], ids=["nan", "-inf", "surrogate", "key"]
+)
+def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value: Any) -> None:
+    import asyncio
+
+    from reference_gateway.errors import GatewayError
+    from reference_gateway.models import Channel
+    from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
+
+    sent: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return httpx.Response(200, json={})
+
+    async def call(stream: bool) -> None:
+        upstream = Upstream(
+            UpstreamSettings("http://upstream.invalid", "k"),
+            transport=httpx.MockTransport(handler),
+            style=ErrorStyle(canonical_json=canonical),
+        )
+        body = {"model": "m", "top_p": value}
+        channel = Channel("openai", "other", "/v1/chat/completions")
+        try:
+            if stream:
+                async with upstream.stream_raw(body, request_id="r", model="m", channel=channel):
+                    pass
+            else:
+                await upstream.create_raw(body, request_id="r", model="m", channel=channel)
+        finally:
+            await upstream.aclose()
+
+    for stream in (False, True):
+        with pytest.raises(GatewayError) as caught:
+            asyncio.run(call(stream))
+        assert caught.value.status == 400 and caught.value.type == "invalid_request_error"
+    assert sent == [], "invalid JSON reached the upstream"
