@@ -129,6 +129,18 @@ def server_error(message: str = "The server had an error while processing your r
     return GatewayError(500, message, type="server_error")
 
 
+def bad_upstream_answer(expected: str) -> GatewayError:
+    """A 200 from the upstream that is not the protocol's answer: 502, never a made-up success. Retryable: the
+    next channel may answer properly."""
+    return GatewayError(
+        502,
+        f"The upstream provider sent an answer that is not {expected}.",
+        type="server_error",
+        code="bad_upstream_response",
+        retryable=True,
+    )
+
+
 def timeout(seconds: float) -> GatewayError:
     return GatewayError(
         504,

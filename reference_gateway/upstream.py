@@ -18,6 +18,7 @@ import httpx
 
 from reference_gateway.errors import (
     GatewayError,
+    bad_upstream_answer,
     forwarded,
     from_upstream,
     from_upstream_body,
@@ -181,16 +182,15 @@ class Upstream:
         `request_timeout`."""
         channel = channel or _DEFAULT_CHANNEL
         response = await self._send(channel, body, request_id, model, extra_headers)
-        try:
-            message = response.json()
-        except ValueError as exc:
-            raise server_error("The upstream provider sent an answer that is not JSON.") from exc
-        if not isinstance(message, dict):
-            raise server_error("The upstream provider sent an unexpected answer.")
+        message = _json_answer(response.content)
         if message.get("type") == "error":
             # A 200 whose body is an error envelope is still an error.
             error = message.get("error")
             raise from_upstream(None, error if isinstance(error, dict) else {}, model=model)
+        content = message.get("content")
+        if message.get("type", "message") != "message" or not _objects_with_type(content):
+            # Never a fake success: `{"foo": 1}` would otherwise become an empty `stop` completion.
+            raise bad_upstream_answer("a Message")
         return message
 
     async def create_raw(
@@ -204,6 +204,9 @@ class Upstream:
     ) -> tuple[bytes, str]:
         """One non-streaming call whose answer is passed through: (body, content type)."""
         response = await self._send(channel, body, request_id, model, extra_headers)
+        choices = _json_answer(response.content).get("choices")
+        if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
+            raise bad_upstream_answer("a chat completion")
         return response.content, response.headers.get("content-type", "application/json")
 
     @asynccontextmanager
@@ -272,6 +275,22 @@ class Upstream:
 
 
 _DEFAULT_CHANNEL = Channel("anthropic", "anthropic", "")
+
+
+def _json_answer(content: bytes) -> dict[str, Any]:
+    try:
+        answer = json.loads(content)
+    except ValueError as exc:
+        raise bad_upstream_answer("JSON") from exc
+    if not isinstance(answer, dict):
+        raise bad_upstream_answer("a JSON object")
+    return answer
+
+
+def _objects_with_type(blocks: Any) -> bool:
+    return isinstance(blocks, list) and all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks
+    )
 
 
 async def _read_limited(response: httpx.Response) -> bytes:

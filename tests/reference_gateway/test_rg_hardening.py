@@ -335,3 +335,201 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
             asyncio.run(call(stream))
         assert caught.value.status == 400 and caught.value.type == "invalid_request_error"
     assert sent == [], "invalid JSON reached the upstream"
+
+
+# ------------------------------------------------------------------------------------ image URLs
+
+
+def _image_body(url: str) -> bytes:
+    import json
+
+    content = [{"type": "text", "text": "what is it?"}, {"type": "image_url", "image_url": {"url": url}}]
+    return json.dumps({"model": MODEL, "messages": [{"role": "user", "content": content}]}).encode()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",
+        "http://127.0.0.1:9/a.png\n",
+        "http://127.0.0.1:9/a.png\t",
+        "http://127.0.0.1:9/a.png\x00",
+    ],
+    ids=["unclosed-bracket", "newline", "tab", "nul"],
+)
+def test_malformed_image_url_is_the_image_400(
+    ezat_gateway: ServerThread, fake: FakeAnthropic, url: str
+) -> None:
+    import json
+
+    answers = exchange_on_one_connection(
+        ezat_gateway.port, [post("/openai/v1/chat/completions", _image_body(url)), get("/healthz")]
+    )
+    status, _, raw = answers[0]
+    assert status == 400, raw
+    assert json.loads(raw)["error"] == {
+        "message": "messages[0].content[1].image_url.url: could not download the image (the URL is malformed)",
+        "type": "invalid_request_error",
+        "param": "messages[0].content[1].image_url.url",
+        "code": None,
+    }
+    assert fake.received == [] and answers[1][0] == 200
+
+
+def test_every_failed_download_is_retrieved() -> None:
+    """Two downloads failing at once: the second's exception is still retrieved (no "Task exception was never
+    retrieved" when the task is collected)."""
+    import asyncio
+    import gc
+
+    from reference_gateway.errors import GatewayError
+    from reference_gateway.images import ImageFetcher
+    from reference_gateway.translate.request import RemoteImage
+
+    unretrieved: list[str] = []
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, ctx: unretrieved.append(ctx["message"])
+        )
+        fetcher = ImageFetcher()
+        refs = [
+            RemoteImage(f"messages[0].content[{i}].image_url.url", u)
+            for i, u in enumerate(["ftp://a/b", "http://[::1"])
+        ]
+        try:
+            await fetcher.fetch_all(refs)
+        except GatewayError as error:
+            assert error.status == 400
+        else:
+            raise AssertionError("no error")
+        finally:
+            await fetcher.aclose()
+        gc.collect()
+        await asyncio.sleep(0)
+
+    asyncio.run(run())
+    assert unretrieved == []
+
+
+# ------------------------------------------------------------------------------------ upstream answers
+
+
+NOT_A_MESSAGE = [
+    {"foo": 1},
+    {"type": "message", "role": "assistant", "content": "a string", "stop_reason": "end_turn", "usage": {}},
+    {"type": "message", "role": "assistant", "content": [1, 2], "stop_reason": "end_turn"},
+    [1, 2],
+]
+
+
+@pytest.mark.parametrize("answer", NOT_A_MESSAGE, ids=["foo", "content-string", "content-numbers", "array"])
+def test_upstream_200_that_is_not_a_message_is_a_502(
+    ezat_gateway: ServerThread, fake: FakeAnthropic, answer: Any
+) -> None:
+    import json
+
+    from tests.reference_gateway.conftest import Reply
+
+    fake.reply(Reply(body=answer))
+    answers = exchange_on_one_connection(
+        ezat_gateway.port, [post("/openai/v1/chat/completions", chat_body())]
+    )
+    status, _, raw = answers[0]
+    assert status == 502, raw
+    error = json.loads(raw)["error"]
+    assert error["type"] == "server_error" and "upstream" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "model, answer",
+    [
+        ("gpt-5.5", b'{"foo": 1}'),
+        ("gpt-5.5", b'{"choices": "x"}'),
+        ("gpt-5.5", b"not json"),
+        ("claude-sonnet-5-5", b'{"foo": 1}'),
+    ],
+    ids=["openai-foo", "openai-choices-string", "openai-not-json", "anthropic-foo"],
+)
+def test_lyrouter_upstream_200_of_the_wrong_shape_is_a_502(
+    lyrouter_gateway: ServerThread, lyrouter_fake: Any, model: str, answer: bytes
+) -> None:
+    import json
+
+    from tests.reference_gateway.test_rg_lyrouter_integration import Answer
+
+    lyrouter_fake.script.append(Answer(body=answer))
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    status, _, raw = exchange_on_one_connection(lyrouter_gateway.port, [post("/v1/chat/completions", body)])[
+        0
+    ]
+    assert status == 502, raw
+    assert json.loads(raw)["error"]["type"] == "server_error"
+
+
+# ------------------------------------------------------------------------------------ echoes, logs, headers
+
+
+def test_echoed_model_is_cut_short(ezat_gateway: ServerThread, fake: FakeAnthropic) -> None:
+    import json
+
+    body = json.dumps({"model": "m" * 1_000_000, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    status, _, raw = exchange_on_one_connection(
+        ezat_gateway.port, [post("/openai/v1/chat/completions", body)]
+    )[0]
+    assert status == 404
+    message = json.loads(raw)["error"]["message"]
+    assert message.startswith("The model `mmmm") and len(message) < 300
+
+
+def test_echoed_path_and_content_type_are_cut_short(
+    ezat_gateway: ServerThread, lyrouter_gateway: ServerThread
+) -> None:
+    status, _, raw = exchange_on_one_connection(ezat_gateway.port, [get("/x" * 20_000)])[0]
+    assert status == 404 and len(raw) < 500
+    request = post("/v1/chat/completions", b"{}", {"content-type": "text/" + "p" * 20_000})
+    status, _, raw = exchange_on_one_connection(lyrouter_gateway.port, [request])[0]
+    assert status == 400 and raw.startswith(b"unsupported content-type: text/ppp") and len(raw) < 500
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        post(
+            "/openai/v1/chat/completions",
+            (b'{"model": "\\ud800\\nINJECTED-LOG-LINE forged", "messages": []}'),
+        ),
+        post("/openai/v1/chat/completions", b'{"model": "x\\nINJECTED-LOG-LINE forged", "messages": []}'),
+        get("/openai/v1/models%0AINJECTED-LOG-LINE%0d%0aforged"),
+    ],
+    ids=["surrogate-model", "newline-model", "newline-path"],
+)
+def test_no_forged_log_lines(ezat_gateway: ServerThread, log_lines: LogLines, request_bytes: bytes) -> None:
+    status, _, raw = exchange_on_one_connection(ezat_gateway.port, [request_bytes])[0]
+    assert 400 <= status < 500, raw
+    assert log_lines.records, "nothing was logged"
+    assert not any(line.startswith("INJECTED") or line.startswith("forged") for line in log_lines.lines), (
+        log_lines.text
+    )
+
+
+def test_client_abort_of_a_pending_request_is_quiet(
+    ezat_gateway: ServerThread, fake: FakeAnthropic, log_lines: LogLines
+) -> None:
+    import time
+
+    from tests.reference_gateway.conftest import Reply, message
+
+    fake.reply(Reply(body=message(), delay=1.0))
+    with socket.create_connection(("127.0.0.1", ezat_gateway.port)) as sock:
+        sock.sendall(post("/openai/v1/chat/completions", chat_body()))
+        deadline = time.monotonic() + 5
+        while not fake.received and time.monotonic() < deadline:
+            time.sleep(0.02)
+    deadline = time.monotonic() + 5
+    while not any("POST /openai/v1/chat/completions" in line for line in log_lines.lines):
+        assert time.monotonic() < deadline, log_lines.text
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert "InvalidStateError" not in log_lines.text and "Traceback" not in log_lines.text
+    assert not any(" 500 " in line for line in log_lines.lines), log_lines.text
