@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -41,6 +42,20 @@ from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
 
 logger = logging.getLogger("reference_gateway")
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escape_controls(record: logging.LogRecord) -> bool:
+    """The one place log lines are made safe: control characters (and lone surrogates) in anything a line
+    quotes, e.g. a percent-decoded path, are written as escapes, so no client can forge a log line."""
+    text = record.getMessage()
+    if _CONTROL.search(text):
+        record.msg, record.args = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text), None
+    return True
+
+
+logger.addFilter(_escape_controls)
+
 MB = 1024 * 1024
 
 
@@ -57,6 +72,8 @@ class GatewaySettings:
     image_allow: AllowList = field(default_factory=AllowList)
     # LYRouter: the workspace's Default Model, used when `model` is omitted, "" or null.
     default_model: str | None = None
+    # A reading (the docs are silent): request headers over 64 KB in all are a 431 envelope.
+    max_header_bytes: int = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -262,6 +279,9 @@ class Gateway:
         return self._images
 
     def _authenticate(self, request: Request) -> None:
+        limit = self.settings.max_header_bytes
+        if sum(len(name) + len(value) + 4 for name, value in request.scope["headers"]) > limit:
+            raise errors.headers_too_large(limit)
         if self.settings.keys is not None:
             policy = self.settings.profile.requests
             failure = self.settings.keys.check(
@@ -277,7 +297,9 @@ class Gateway:
         template = self.settings.profile.requests.unsupported_content_type
         value = request.headers.get("content-type", "").strip()
         if template is not None and value and value.split(";")[0].strip().lower() != "application/json":
-            raise errors.plain_text(400, template.format(value=value), media_type="application/json")
+            raise errors.plain_text(
+                400, template.format(value=errors.echo(value)), media_type="application/json"
+            )
 
     def _parse_body(self, raw: bytes) -> dict[str, Any]:
         policy = self.settings.profile.requests
@@ -498,9 +520,10 @@ async def _unless_disconnected(request: Request, call: Any) -> Any:
         watch.cancel()
         if not work.done():
             work.cancel()
-        await asyncio.gather(watch, return_exceptions=True)
+        # `cancel()` only asks: until the cancellation has landed the task has no result (reading one raised
+        # InvalidStateError, a 500), so wait for both before looking.
+        await asyncio.gather(watch, work, return_exceptions=True)
     if work.cancelled():
-        await asyncio.gather(work, return_exceptions=True)
         return None
     return work.result()
 
@@ -561,7 +584,7 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
             return error_response(
                 GatewayError(
                     405,
-                    f"{request.method} is not allowed on {request.url.path}.",
+                    f"{request.method} is not allowed on {errors.echo(request.url.path)}.",
                     type="invalid_request_error",
                 )
             )

@@ -37,6 +37,14 @@ class LogLines(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(self.format(record))
 
+    def wait_for(self, fragment: str, timeout: float = 5.0) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while not any(fragment in line for line in self.lines):
+            assert time.monotonic() < deadline, f"no log line with {fragment!r}:\n{self.text}"
+            time.sleep(0.02)
+
     @property
     def text(self) -> str:
         return "\n".join(self.records)
@@ -507,7 +515,7 @@ def test_echoed_path_and_content_type_are_cut_short(
 def test_no_forged_log_lines(ezat_gateway: ServerThread, log_lines: LogLines, request_bytes: bytes) -> None:
     status, _, raw = exchange_on_one_connection(ezat_gateway.port, [request_bytes])[0]
     assert 400 <= status < 500, raw
-    assert log_lines.records, "nothing was logged"
+    log_lines.wait_for(" 4")  # the request line is written after the answer went out
     assert not any(line.startswith("INJECTED") or line.startswith("forged") for line in log_lines.lines), (
         log_lines.text
     )
@@ -526,10 +534,58 @@ def test_client_abort_of_a_pending_request_is_quiet(
         deadline = time.monotonic() + 5
         while not fake.received and time.monotonic() < deadline:
             time.sleep(0.02)
-    deadline = time.monotonic() + 5
-    while not any("POST /openai/v1/chat/completions" in line for line in log_lines.lines):
-        assert time.monotonic() < deadline, log_lines.text
-        time.sleep(0.05)
+    log_lines.wait_for("POST /openai/v1/chat/completions")
     time.sleep(0.2)
     assert "InvalidStateError" not in log_lines.text and "Traceback" not in log_lines.text
     assert not any(" 500 " in line for line in log_lines.lines), log_lines.text
+
+
+@pytest.fixture(scope="module")
+def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """`python -m reference_gateway` itself (its uvicorn configuration is under test), on a free port."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (tmp_path_factory.mktemp("served") / "gateway.log").open("wb")
+    env = {**os.environ, "REFERENCE_GATEWAY_API_KEYS": CLIENT_KEY}
+    cmd = [
+        sys.executable,
+        "-m",
+        "reference_gateway",
+        "--upstream-url",
+        "http://127.0.0.1:9",
+        "--port",
+        str(port),
+    ]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "the gateway did not start"
+            time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@pytest.mark.parametrize("size", [64 * 1024, 1024 * 1024], ids=["64KB", "1MB"])
+def test_huge_authorization_header_is_an_envelope(served_gateway: int, size: int) -> None:
+    import json
+
+    request = post("/openai/v1/chat/completions", chat_body(), {"authorization": "Bearer " + "k" * size})
+    status, head, raw = exchange_on_one_connection(served_gateway, [request])[0]
+    assert status in (401, 431), (status, raw[:200])
+    assert b"content-type: application/json" in head.lower()
+    assert json.loads(raw)["error"]["type"] == "invalid_request_error"
