@@ -20,7 +20,7 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +112,7 @@ def tapped_replay(port: int = 0) -> Iterator[tuple[str, UpstreamTap]]:
 
     server = ReplayServer(cassettes_dir(), port=port)
     tap = UpstreamTap(server.app)
-    server.app = tap  # start() serves `app`
+    server.app = tap  # type: ignore[assignment]  # start() serves `app`, any ASGI app
     server.start()
     try:
         yield server.url, tap
@@ -300,7 +300,7 @@ def fuzz_profile(
         while figures.examples < examples and not failing:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            prop = given(strategy)(one)
+            prop: Callable[[], None] = given(strategy)(one)  # type: ignore[no-untyped-call]
             prop = settings(
                 max_examples=min(_BATCH, examples - figures.examples),
                 deadline=None,
@@ -371,8 +371,8 @@ def _print_failure(run: ProfileRun) -> None:
     )
     for violation in failure.violations:
         print(f"  {violation.rule_id}: {violation.message}", file=sys.stderr)
-    body = case.body if len(case.body) <= 2000 else case.body[:2000] + b"..."
-    print(f"  content-type: {case.content_type!r}\n  body: {body!r}", file=sys.stderr)
+    body = repr(case.body) if len(case.body) <= 600 else f"{case.body[:600]!r}... ({len(case.body)} bytes)"
+    print(f"  content-type: {case.content_type!r}\n  body: {body}", file=sys.stderr)
     print(f"  repro: {failure.curl}", file=sys.stderr)
 
 
