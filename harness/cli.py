@@ -419,6 +419,7 @@ DELEGATED = {
     "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
     "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
+    "fuzz": ("harness.fuzz:main", "hostile requests against a gateway: no 5xx for a client error, envelopes, health"),
 }
 
 

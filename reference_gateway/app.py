@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import re
 import time
-import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reference_gateway import errors
 from reference_gateway.auth import KeyRing
+from reference_gateway.body import BodyError, parse_json
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.images import AllowList, ImageFetcher, ImageLimits, Resolver
@@ -40,6 +41,20 @@ from reference_gateway.translate.stream import PING, StreamContext, StreamTransl
 from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
 
 logger = logging.getLogger("reference_gateway")
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escape_controls(record: logging.LogRecord) -> bool:
+    """The one place log lines are made safe: control characters (and lone surrogates) in anything a line
+    quotes, e.g. a percent-decoded path, are written as escapes, so no client can forge a log line."""
+    text = record.getMessage()
+    if _CONTROL.search(text):
+        record.msg, record.args = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text), None
+    return True
+
+
+logger.addFilter(_escape_controls)
 
 MB = 1024 * 1024
 
@@ -63,6 +78,8 @@ class GatewaySettings:
     cache_ttl_seconds: float = 0.0
     # Relay: Gateway:MaxImageBytes; None keeps the profile's default (5 MB).
     max_image_bytes: int | None = None
+    # A reading (the docs are silent): request headers over 64 KB in all are a 431 envelope.
+    max_header_bytes: int = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -277,6 +294,9 @@ class Gateway:
         return self._images
 
     def _authenticate(self, request: Request) -> None:
+        limit = self.settings.max_header_bytes
+        if sum(len(name) + len(value) + 4 for name, value in request.scope["headers"]) > limit:
+            raise errors.headers_too_large(limit)
         if self.settings.keys is not None:
             policy = self.settings.profile.requests
             failure = self.settings.keys.check(
@@ -292,17 +312,21 @@ class Gateway:
         template = self.settings.profile.requests.unsupported_content_type
         value = request.headers.get("content-type", "").strip()
         if template is not None and value and value.split(";")[0].strip().lower() != "application/json":
-            raise errors.plain_text(400, template.format(value=value), media_type="application/json")
+            raise errors.plain_text(
+                400, template.format(value=errors.echo(value)), media_type="application/json"
+            )
 
     def _parse_body(self, raw: bytes) -> dict[str, Any]:
         policy = self.settings.profile.requests
         flat = policy.invalid_json_with_default if self.settings.default_model is not None else None
         try:
-            body = json.loads(raw, parse_constant=_reject_constant)
-        except ValueError as exc:
+            body = parse_json(raw)
+        except BodyError as exc:
             if flat is not None:
                 # The parser's message says where parsing stopped; it quotes no request text.
-                raise errors.flat_message(400, flat.format(error=_parse_error(exc))) from exc
+                raise errors.flat_message(400, flat.format(error=exc.problem)) from exc
+            if exc.kind == "limit":
+                raise errors.with_problem(policy.invalid_json.error(), exc.problem) from exc
             raise policy.invalid_json.error() from exc
         if not isinstance(body, dict):
             if flat is not None:
@@ -315,34 +339,29 @@ class Gateway:
     # ----------------------------------------------------------------------------------------- endpoints
 
     async def chat_completions(self, request: Request) -> Response:
-        request_id: str = request.state.request_id
+        # A GatewayError raised here is answered by the app's exception handler; anything else by
+        # `UnexpectedErrors`.
         profile = self.settings.profile
         if self._relay is not None:
             response: Response = await self._relay.chat_completions(request)
             return response
-        try:
-            self._authenticate(request)
-            self._check_content_type(request)
-            body = self._parse_body(await _read_body(request, self.settings.max_body_bytes))
-            name = requested_model(body, self.settings.default_model, profile)
-            model = resolve(self.settings.catalog, name, profile)
-            failure: GatewayError | None = None
-            for channel in model.channels:
-                try:
-                    if channel.protocol == "anthropic":
-                        return await self._via_anthropic(body, model, name, channel, request)
-                    return await self._via_openai(body, model, name, channel, request)
-                except GatewayError as error:
-                    # LYRouter: "moves to the next channel on failure" (before any byte reached the client).
-                    if not error.retryable:
-                        raise
-                    failure = error
-            raise failure or errors.server_error()
-        except GatewayError as error:
-            return error_response(error)
-        except Exception as exc:
-            _log_unexpected(request_id, exc)
-            return error_response(errors.server_error())
+        self._authenticate(request)
+        self._check_content_type(request)
+        body = self._parse_body(await _read_body(request, self.settings.max_body_bytes))
+        name = requested_model(body, self.settings.default_model, profile)
+        model = resolve(self.settings.catalog, name, profile)
+        failure: GatewayError | None = None
+        for channel in model.channels:
+            try:
+                if channel.protocol == "anthropic":
+                    return await self._via_anthropic(body, model, name, channel, request)
+                return await self._via_openai(body, model, name, channel, request)
+            except GatewayError as error:
+                # LYRouter: "moves to the next channel on failure" (before any byte reached the client).
+                if not error.retryable:
+                    raise
+                failure = error
+        raise failure or errors.server_error()
 
     async def _via_anthropic(
         self, body: Mapping[str, Any], model: ModelInfo, name: str, channel: Channel, request: Request
@@ -474,10 +493,7 @@ class Gateway:
         )
 
     async def list_models(self, request: Request) -> Response:
-        try:
-            self._authenticate(request)
-        except GatewayError as error:
-            return error_response(error)
+        self._authenticate(request)
         data: list[dict[str, Any]] = [
             {
                 "id": m.id,
@@ -504,19 +520,6 @@ class Gateway:
         return JSONResponse({"status": "ok", "profile": self.settings.profile.name})
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_error(exc: ValueError) -> str:
-    """The parser's message: what it expected and where (line, column), never the request text."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "the body is not UTF-8"
-    return str(exc)
-
-
 def _json_kind(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
@@ -539,17 +542,45 @@ async def _unless_disconnected(request: Request, call: Any) -> Any:
         watch.cancel()
         if not work.done():
             work.cancel()
-        await asyncio.gather(watch, return_exceptions=True)
+        # `cancel()` only asks: until the cancellation has landed the task has no result (reading one raised
+        # InvalidStateError, a 500), so wait for both before looking.
+        await asyncio.gather(watch, work, return_exceptions=True)
     if work.cancelled():
-        await asyncio.gather(work, return_exceptions=True)
         return None
     return work.result()
 
 
 def _log_unexpected(request_id: str, exc: BaseException) -> None:
-    # The type and the stack only: an exception's text might quote request data.
-    stack = "".join(traceback.format_tb(exc.__traceback__))
-    logger.error("%s unexpected %s\n%s", request_id, type(exc).__name__, stack)
+    # The type and the request id only: an exception's text (and its traceback's locals) may quote the body
+    # or a key.
+    logger.error("%s unexpected %s", request_id, type(exc).__name__)
+
+
+class UnexpectedErrors:
+    """The one layer for exceptions nothing else answered: the 500 envelope (if no response has started) and a
+    log line with the exception type and request id only. It never re-raises, so neither uvicorn nor
+    Starlette's `ServerErrorMiddleware` gets to log the exception's text or drop the keep-alive connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception as exc:
+            _log_unexpected(scope.get("state", {}).get("request_id", "-"), exc)
+            if not started:
+                await error_response(errors.server_error())(scope, receive, send)
 
 
 def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp:
@@ -563,6 +594,10 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
         routes.append(Route(f"{base}/chat/completions", gateway.chat_completions, methods=["POST"]))
         routes.append(Route(f"{base}/models", gateway.list_models, methods=["GET"]))
 
+    async def gateway_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, GatewayError)
+        return error_response(exc)
+
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         if status == 404:
@@ -571,20 +606,20 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
             return error_response(
                 GatewayError(
                     405,
-                    f"{request.method} is not allowed on {request.url.path}.",
+                    f"{request.method} is not allowed on {errors.echo(request.url.path)}.",
                     type="invalid_request_error",
                 )
             )
         return error_response(errors.server_error())
 
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        _log_unexpected(getattr(request.state, "request_id", "-"), exc)
-        return error_response(errors.server_error())
-
+    # Starlette always wraps the app in its ServerErrorMiddleware (which re-raises), so the catch-all sits just
+    # inside it, outside everything that can raise; the request-id layer outside Starlette never raises and
+    # stamps the id on the 500 too.
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(UnexpectedErrors)],
         lifespan=gateway.lifespan,
-        exception_handlers={HTTPException: http_error, Exception: unexpected},
+        exception_handlers={GatewayError: gateway_error, HTTPException: http_error},
     )
     if settings.profile.relay is not None:
         from reference_gateway.observability import ObservabilityMiddleware

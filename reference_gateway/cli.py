@@ -27,6 +27,12 @@ def default_state_url() -> str:
     return "sqlite:///" + os.path.join(base, "reference-gateway", "relay-state.sqlite3")
 
 
+# uvicorn's h11 protocol answers a plain-text 400 and resets when a request head grows past this buffer (h11's
+# default is 16 KB), before the app sees it; with room up to 2 MB the app answers headers over its own limit
+# (`GatewaySettings.max_header_bytes`) with the 431 envelope instead.
+HEADER_BUFFER_BYTES = 2 * 1024 * 1024
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reference-gateway",
@@ -189,6 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"reference-gateway ({args.profile}) listening on http://{shown}:{port}", flush=True)
-    config = uvicorn.Config(create_app(settings), log_level=args.log_level, access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        create_app(settings),
+        log_level=args.log_level,
+        access_log=False,
+        lifespan="on",
+        h11_max_incomplete_event_size=HEADER_BUFFER_BYTES,
+    )
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -76,6 +76,17 @@ class GatewayError(Exception):
         return f"GatewayError({self.status}, {self.type!r}, code={self.code!r}, param={self.param!r}, {self.message!r})"
 
 
+# Echoed client values (a model name, a path, a header) are cut to this many characters: a 1 MB `model` is
+# not sent back whole in the 404.
+MAX_ECHO = 64
+
+
+def echo(value: object) -> str:
+    """A client value as quoted in an error message: `str` (or `repr` for non-strings), cut to `MAX_ECHO`."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= MAX_ECHO else text[: MAX_ECHO - 1] + "…"
+
+
 # Constructors for the rows of EZAT's error table ("Errors").
 
 
@@ -95,7 +106,7 @@ def invalid_api_key(message: str) -> GatewayError:
 def model_not_found(model: str) -> GatewayError:
     return GatewayError(
         404,
-        f"The model `{model}` does not exist or you do not have access to it.",
+        f"The model `{echo(model)}` does not exist or you do not have access to it.",
         type="invalid_request_error",
         code="model_not_found",
         param="model",
@@ -111,8 +122,43 @@ def request_too_large(limit_bytes: int) -> GatewayError:
     )
 
 
+def with_problem(error: GatewayError, problem: str) -> GatewayError:
+    """`error` with `problem` appended to its message (`…: it is nested too deeply.`), for a profile's fixed
+    message that would not otherwise say what was wrong."""
+    end = "." if error.message.endswith(".") else ""
+    return GatewayError(
+        error.status,
+        f"{error.message.rstrip('.')}: {problem}{end}",
+        type=error.type,
+        code=error.code,
+        param=error.param,
+        headers=error.headers,
+    )
+
+
+def headers_too_large(limit_bytes: int) -> GatewayError:
+    return GatewayError(
+        431,
+        f"The request headers are larger than {limit_bytes // 1024} KB.",
+        type="invalid_request_error",
+        code="request_header_fields_too_large",
+    )
+
+
 def server_error(message: str = "The server had an error while processing your request.") -> GatewayError:
     return GatewayError(500, message, type="server_error")
+
+
+def bad_upstream_answer(expected: str) -> GatewayError:
+    """A 200 from the upstream that is not the protocol's answer: 502, never a made-up success. Retryable: the
+    next channel may answer properly."""
+    return GatewayError(
+        502,
+        f"The upstream provider sent an answer that is not {expected}.",
+        type="server_error",
+        code="bad_upstream_response",
+        retryable=True,
+    )
 
 
 def timeout(seconds: float) -> GatewayError:
@@ -172,7 +218,7 @@ def forwarded(status: int, body: bytes, headers: Mapping[str, str], *, retryable
 
 
 def not_found(path: str) -> GatewayError:
-    return GatewayError(404, f"Unknown path {path}.", type="invalid_request_error")
+    return GatewayError(404, f"Unknown path {echo(path)}.", type="invalid_request_error")
 
 
 # The upstream boundary. Anthropic error types (wire reference 1.8) → the status they come with, for errors

@@ -100,6 +100,15 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
+def _parse_url(url: str, base: httpx.URL | None = None) -> httpx.URL:
+    """The URL (joined to `base` for a redirect), or the download failure for one httpx cannot read
+    (`http://[::1`, control characters)."""
+    try:
+        return base.join(url) if base is not None else httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise _DownloadError("the URL is malformed") from exc
+
+
 class _Budget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -147,13 +156,15 @@ class ImageFetcher:
             pending = [task for task in tasks if not task.done()]
             for task in pending:
                 task.cancel()
-            # Let the cancellations land: a task that is only asked to stop has no result or exception yet.
+            # Let the cancellations land: a task that is only asked to stop has no result or exception yet. Then
+            # retrieve every exception, not only the one raised below (also when this call is cancelled): an
+            # unretrieved one is logged as "Task exception was never retrieved" when its task is collected.
             await asyncio.gather(*pending, return_exceptions=True)
+            failures = [task.exception() if task.done() and not task.cancelled() else None for task in tasks]
         results: dict[str, InlineImage] = {}
-        for ref, task in zip(refs, tasks, strict=True):
+        for ref, task, error in zip(refs, tasks, failures, strict=True):
             if task.cancelled():
                 continue
-            error = task.exception()
             if isinstance(error, _DownloadError):
                 raise invalid_request(f"{ref.path}: could not download the image ({error.reason})", ref.path)
             if error is not None:
@@ -196,7 +207,7 @@ class ImageFetcher:
         return str(addresses[0])
 
     async def _fetch(self, url: str, budget: _Budget) -> InlineImage:
-        current = httpx.URL(url)
+        current = _parse_url(url)
         for _hop in range(self.limits.max_redirects + 1):
             if current.scheme not in ("http", "https") or not current.host:
                 raise _DownloadError("only http and https URLs can be downloaded")
@@ -212,7 +223,7 @@ class ImageFetcher:
             response = await self._client.send(request, stream=True)
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
-                    current = current.join(response.headers["location"])
+                    current = _parse_url(response.headers["location"], base=current)
                     continue
                 if response.status_code != 200:
                     raise _DownloadError(f"HTTP {response.status_code}")

@@ -64,7 +64,7 @@ def canonical_dumps(value: Any) -> str:
 
 def compact_dumps(value: Any) -> str:
     """The plain compact text, keys in the order they were built."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def canonical_json_text(text: str) -> str:

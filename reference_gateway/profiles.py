@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from reference_gateway.errors import ErrorType, GatewayError
+from reference_gateway.errors import ErrorType, GatewayError, echo
 
 Action = Literal["forward", "drop", "refuse"]
 UsageShape = Literal["openai_cache_details", "upstream", "relay"]
@@ -87,8 +87,9 @@ class ErrorSpec:
 
     def error(self, **values: str) -> GatewayError:
         param = self.param.format(**values) if self.param is not None else None
+        echoed = {name: echo(value) for name, value in values.items()}
         return GatewayError(
-            self.status, self.message.format(**values), type=self.type, code=self.code, param=param
+            self.status, self.message.format(**echoed), type=self.type, code=self.code, param=param
         )
 
 

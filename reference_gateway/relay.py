@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from reference_gateway import errors
-from reference_gateway.app import EventStreamResponse, _log_unexpected, _read_body, error_response
+from reference_gateway.app import EventStreamResponse, _log_unexpected, _read_body
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.models import ModelInfo
@@ -98,27 +98,22 @@ class RelayFlow:
         gateway = self.gateway
         settings = gateway.settings
         profile = settings.profile
-        try:
-            gateway._authenticate(request)
-            gateway._check_content_type(request)
-            body = gateway._parse_body(await _read_body(request, settings.max_body_bytes))
-            name = requested_model(body, settings.default_model, profile)
-            # "refused before anything is routed or billed".
-            check_images(body, settings.max_image_bytes or self.relay.max_image_bytes)
-            model = resolve(settings.catalog, name, profile)
-            images = image_parts(body)
-            if images and not model.vision:
-                path = images[0][0].removesuffix(".image_url.url")
-                raise profile.requests.images_unsupported.error(path=path)
-            chain = self._chain(model, bool(images))
-            if body.get("stream") is True:
-                return await self._stream(body, chain, request)
-            return self._response(await self._non_streaming(body, chain, request))
-        except GatewayError as error:
-            return error_response(error)
-        except Exception as exc:
-            _log_unexpected(request.state.request_id, exc)
-            return error_response(errors.server_error())
+        # Errors go to the app's one exception layer (GatewayError handler, unexpected-error middleware).
+        gateway._authenticate(request)
+        gateway._check_content_type(request)
+        body = gateway._parse_body(await _read_body(request, settings.max_body_bytes))
+        name = requested_model(body, settings.default_model, profile)
+        # "refused before anything is routed or billed".
+        check_images(body, settings.max_image_bytes or self.relay.max_image_bytes)
+        model = resolve(settings.catalog, name, profile)
+        images = image_parts(body)
+        if images and not model.vision:
+            path = images[0][0].removesuffix(".image_url.url")
+            raise profile.requests.images_unsupported.error(path=path)
+        chain = self._chain(model, bool(images))
+        if body.get("stream") is True:
+            return await self._stream(body, chain, request)
+        return self._response(await self._non_streaming(body, chain, request))
 
     def _chain(self, model: ModelInfo, has_images: bool) -> list[ModelInfo]:
         """The model, then its fallback chain (models that cannot take the request's images are skipped)."""

@@ -18,10 +18,12 @@ import httpx
 
 from reference_gateway.errors import (
     GatewayError,
+    bad_upstream_answer,
     forwarded,
     from_upstream,
     from_upstream_body,
     html_page,
+    invalid_request,
     server_error,
     timeout,
 )
@@ -120,7 +122,14 @@ class Upstream:
         path = channel.stream_path if stream else channel.path
         family = self._settings.family_urls.get(channel.protocol)
         url = family.rstrip("/") + path if family else path
-        return self._client.build_request("POST", url, content=self._dumps(body).encode(), headers=headers)
+        try:
+            # Strict: no NaN or infinity (allow_nan=False) and valid UTF-8 (a lone surrogate fails to encode).
+            content = self._dumps(body).encode("utf-8")
+        except ValueError as exc:
+            raise invalid_request(
+                "The request holds a value that cannot be sent as JSON (NaN, infinity or a lone surrogate)."
+            ) from exc
+        return self._client.build_request("POST", url, content=content, headers=headers)
 
     # ------------------------------------------------------------------------------------ error boundary
 
@@ -184,16 +193,15 @@ class Upstream:
         `request_timeout`."""
         channel = channel or _DEFAULT_CHANNEL
         response = await self._send(channel, body, request_id, model, extra_headers)
-        try:
-            message = response.json()
-        except ValueError as exc:
-            raise server_error("The upstream provider sent an answer that is not JSON.") from exc
-        if not isinstance(message, dict):
-            raise server_error("The upstream provider sent an unexpected answer.")
+        message = _json_answer(response.content)
         if message.get("type") == "error":
             # A 200 whose body is an error envelope is still an error.
             error = message.get("error")
             raise from_upstream(None, error if isinstance(error, dict) else {}, model=model)
+        content = message.get("content")
+        if message.get("type", "message") != "message" or not _objects_with_type(content):
+            # Never a fake success: `{"foo": 1}` would otherwise become an empty `stop` completion.
+            raise bad_upstream_answer("a Message")
         return message
 
     async def create_raw(
@@ -207,6 +215,9 @@ class Upstream:
     ) -> tuple[bytes, str]:
         """One non-streaming call whose answer is passed through: (body, content type)."""
         response = await self._send(channel, body, request_id, model, extra_headers)
+        choices = _json_answer(response.content).get("choices")
+        if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
+            raise bad_upstream_answer("a chat completion")
         return response.content, response.headers.get("content-type", "application/json")
 
     @asynccontextmanager
@@ -275,6 +286,22 @@ class Upstream:
 
 
 _DEFAULT_CHANNEL = Channel("anthropic", "anthropic", "")
+
+
+def _json_answer(content: bytes) -> dict[str, Any]:
+    try:
+        answer = json.loads(content)
+    except ValueError as exc:
+        raise bad_upstream_answer("JSON") from exc
+    if not isinstance(answer, dict):
+        raise bad_upstream_answer("a JSON object")
+    return answer
+
+
+def _objects_with_type(blocks: Any) -> bool:
+    return isinstance(blocks, list) and all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks
+    )
 
 
 async def _read_limited(response: httpx.Response) -> bytes:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from reference_gateway.errors import invalid_request, refused
+from reference_gateway.errors import echo, invalid_request, refused
 from reference_gateway.models import ModelInfo
 from reference_gateway.profiles import Profile
 
@@ -252,7 +252,7 @@ def _user_content(
             block = None
         else:
             raise invalid_request(
-                f"{part_path}.type: unsupported content part type {kind!r}", f"{part_path}.type"
+                f"{part_path}.type: unsupported content part type {echo(repr(kind))}", f"{part_path}.type"
             )
         if block is not None:
             blocks.append(block)
@@ -381,7 +381,7 @@ def _messages(
         elif role is None:
             raise invalid_request(f"{path}.role: is required", f"{path}.role")
         else:
-            raise invalid_request(f"{path}.role: unknown role {role!r}", f"{path}.role")
+            raise invalid_request(f"{path}.role: unknown role {echo(repr(role))}", f"{path}.role")
     if not turns:
         raise invalid_request(profile.messages.no_user_message, "messages")
     return _system_blocks(system_texts), turns
