@@ -189,11 +189,16 @@ class Upstream:
         channel: Channel | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Mapping[str, Any]:
-        """One non-streaming Anthropic call. Raises `GatewayError`; the whole call is bounded by
-        `request_timeout`."""
+        """One non-streaming Anthropic (or Gemini) call. Raises `GatewayError`; the whole call is bounded by
+        `request_timeout`. A 200 that is not the protocol's answer is a 502, never a made-up success."""
         channel = channel or _DEFAULT_CHANNEL
         response = await self._send(channel, body, request_id, model, extra_headers)
         message = _json_answer(response.content)
+        if channel.protocol == "gemini":
+            candidates = message.get("candidates")
+            if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
+                raise bad_upstream_answer("a GenerateContentResponse")
+            return message
         if message.get("type") == "error":
             # A 200 whose body is an error envelope is still an error.
             error = message.get("error")
