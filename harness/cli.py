@@ -147,7 +147,7 @@ def serve_upstream(args: argparse.Namespace) -> int:
         print(f"live provider simulator listening on {url} (answers from the request alone; no cassettes)")
         print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")
         print(f"  OpenAI-compatible upstream base URL:          {url}/v1")
-        print(f"  then: pytest --gateway-url <your gateway's OpenAI base URL> --upstream live")
+        print("  then: pytest --gateway-url <your gateway's OpenAI base URL> --upstream live")
         print("Ctrl-C to stop.", flush=True)
         serve_simulator_foreground(sock)
         print("simulator stopped.")

@@ -158,6 +158,7 @@ def load_rule_file(path: str | Path) -> RuleFile:
                 needs=_needs(merged.get("needs", {}), merged),
                 expect=merged["expect"],
                 when=tuple(merged.get("when", ())),
+                live=merged.get("live"),
                 file=name,
                 line=line,
             )
