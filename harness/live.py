@@ -130,11 +130,18 @@ _VALUE_MATCHERS = ("equals", "contains", "one_of", "matches")
 
 
 def _ref_schema(text: str) -> dict[str, Any]:
-    refs = REF_RE.findall(text)
     whole = REF_RE.fullmatch(text)
-    if whole and refs and refs[0].strip().startswith("answer.usage."):
+    ref = whole.group(1).strip() if whole else ""
+    if ref.startswith("answer.usage."):
         return {"type": "integer", "minimum": 0}
+    if ref in ("answer.text", "answer.thinking"):
+        return {"type": ["string", "null"]}  # an honest answer that only calls tools has no text
     return {"type": "string"}
+
+
+def _arguments_path(path: str) -> bool:
+    """Tool-call arguments are the model's to choose: their exact text is scripted, their validity is not."""
+    return path.endswith(".arguments") and "tool_calls" in path
 
 
 def _scripted(value: Any, rule: Rule) -> bool:
@@ -153,7 +160,7 @@ def live_assertion(assertion: Mapping[str, Any], rule: Rule) -> tuple[dict[str, 
     changed = False
     path = str(assertion.get("path", ""))
     for key in (*_VALUE_MATCHERS, "not_equals"):
-        if key not in out or not _scripted(out[key], rule):
+        if key not in out or not (_scripted(out[key], rule) or _arguments_path(path)):
             continue
         value = out.pop(key)
         changed = True
@@ -212,6 +219,8 @@ def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, 
                 out[key] = kept_list
             if changed:
                 structural.append(key)
+            if any(_arguments_path(str(a.get("path", ""))) for a in value if isinstance(a, Mapping)):
+                out["live_tool_arguments"] = True  # every call names a tool of the request, valid arguments
         elif key == "headers" and isinstance(value, Mapping):
             headers = {}
             for name, matcher in value.items():

@@ -36,7 +36,9 @@ class CutStream(Response):
         self.pieces = pieces
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        # No content-length: the body is streamed (Response would announce the empty initial body's 0).
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         for piece in self.pieces:
             await send({"type": "http.response.body", "body": piece, "more_body": True})
             await asyncio.sleep(0)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -233,6 +234,7 @@ class Ask:
     tools: tuple[tuple[str, Any], ...]  # (name, input schema)
     forced_tool: str | None  # a named tool, "*" for any/required, None for auto, "" for none
     tool_choice_none: bool
+    parallel: bool  # may call several tools in one turn
     after_tool_result: bool
     thinking: bool
     output_schema: Any  # a JSON Schema the text must validate against, or None
@@ -261,20 +263,27 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
         cache_read = max(hits, default=0)
     input_tokens = max(ask.prompt_tokens - cache_read - cache_write, 0)
     wants_tool = ask.tools and not ask.tool_choice_none and not ask.after_tool_result
-    chosen: tuple[str, Any] | None = None
-    if wants_tool and ask.forced_tool:
-        chosen = next((t for t in ask.tools if ask.forced_tool in ("*", t[0])), ask.tools[0])
+    lowered = ask.prompt.lower()
+    mentioned = [t for t in ask.tools if _mentions(lowered, t[0])]
+    chosen: list[tuple[str, Any]] = []
+    if wants_tool and ask.forced_tool and ask.forced_tool != "*":
+        chosen = [t for t in ask.tools if t[0] == ask.forced_tool][:1] or [ask.tools[0]]
+    elif wants_tool and ask.forced_tool == "*":
+        chosen = mentioned or [ask.tools[0]]
     elif wants_tool and ask.forced_tool is None:
-        lowered = ask.prompt.lower()
-        chosen = next((t for t in ask.tools if _mentions(lowered, t[0])), None)
-    if chosen is not None:
-        arguments = value_for_schema(chosen[1], rng)
-        call = ToolCall(f"{id_prefix}{rng.getrandbits(64):016x}", chosen[0], arguments)
-        out_tokens = count_tokens(json.dumps(arguments)) + thinking_tokens
+        chosen = mentioned  # the turn is about these tools: a model calls each of them
+    if chosen and not ask.parallel:
+        chosen = chosen[:1]
+    if chosen:
+        calls = tuple(
+            ToolCall(f"{id_prefix}{rng.getrandbits(64):016x}", name, value_for_schema(schema, rng))
+            for name, schema in chosen
+        )
+        out_tokens = sum(count_tokens(json.dumps(c.arguments)) for c in calls) + thinking_tokens
         return Generated(
             "",
             "tool",
-            tool_calls=(call,),
+            tool_calls=calls,
             thinking=thinking,
             input_tokens=input_tokens,
             output_tokens=out_tokens,
@@ -305,8 +314,12 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
 
 
 def _mentions(lowered_prompt: str, tool_name: str) -> bool:
+    """A model calls a tool when the turn is about it: the tool's name, or a word of it (`weather` for
+    `get_weather`), appears in the prompt."""
     name = tool_name.lower()
-    return name in lowered_prompt or name.replace("_", " ") in lowered_prompt
+    words = [w for w in re.split(r"[^a-z0-9]+", name) if len(w) >= 4]
+    prompt_words = set(re.split(r"[^a-z0-9]+", lowered_prompt))
+    return name in lowered_prompt or any(w in prompt_words for w in words)
 
 
 # --- Anthropic Messages ----------------------------------------------------------------------------
@@ -343,6 +356,7 @@ def anthropic_ask(body: Mapping[str, Any]) -> Ask:
         tools=tools,
         forced_tool=forced,
         tool_choice_none=choice.get("type") == "none",
+        parallel=choice.get("disable_parallel_tool_use") is not True,
         after_tool_result=_answers_tool_result(messages),
         thinking=wants_thinking,
         output_schema=fmt.get("schema") if fmt.get("type") == "json_schema" else None,
@@ -509,6 +523,7 @@ def openai_ask(body: Mapping[str, Any]) -> Ask:
         tools=tools,
         forced_tool=forced,
         tool_choice_none=choice == "none",
+        parallel=body.get("parallel_tool_calls") is not False,
         after_tool_result=_answers_tool_result(messages),
         thinking=wants_thinking,
         output_schema=spec.get("schema") if fmt.get("type") == "json_schema" else None,
