@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,10 @@ NOT_COMPARABLE = ("stream_matches_nonstream",)
 # A small output budget for live requests (cost guard); a rule's `live.body` may set more.
 LIVE_MAX_TOKENS = 256
 _REASONING_FIELDS = ("reasoning_effort", "enable_thinking", "thinking_budget", "thinking")
-_STOP_FAULTS = ("refusal", "pause_turn", "model_context_window_exceeded", "content_filter")
+# Stop reasons a provider gives only when provoked (a refusal, a paused server tool, a context overflow).
+_STOP_FAULT_RE = re.compile(
+    r'"(?:stop_reason|finish_reason)"\s*:\s*"(refusal|pause_turn|model_context_window_exceeded|content_filter)"'
+)
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,9 @@ def provoked_fault(rule: Rule) -> str | None:
             return f"needs a provoked upstream error (the scripted answer is HTTP {status})"
         if "event: error" in text or '"type":"error"' in text.replace(" ", ""):
             return "needs a provoked mid-stream error from the provider"
-        for reason in _STOP_FAULTS:
-            if f'"{reason}"' in text:
-                return f"needs a provoked `{reason}` answer from the provider"
+        found = _STOP_FAULT_RE.search(text)
+        if found:
+            return f"needs a provoked `{found.group(1)}` answer from the provider"
     return None
 
 
@@ -149,8 +153,8 @@ def _scripted(value: Any, rule: Rule) -> bool:
         return _ANSWER_REF in value or _scripted_literal(value, rule)
     if isinstance(value, list):
         return any(_scripted(v, rule) for v in value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return False
+    if isinstance(value, Mapping):
+        return any(_scripted(v, rule) for v in value.values())
     return False
 
 
@@ -164,9 +168,13 @@ def live_assertion(assertion: Mapping[str, Any], rule: Rule) -> tuple[dict[str, 
             continue
         value = out.pop(key)
         changed = True
-        if key != "not_equals":
-            sample = value if isinstance(value, str) else next((v for v in value if isinstance(v, str)), "")
-            out["schema"] = _ref_schema(sample) if _ANSWER_REF in sample else {"type": "string"}
+        if key == "not_equals":
+            continue
+        if isinstance(value, Mapping):  # a scripted object: the same keys, any honest values
+            out["schema"] = {"type": "object", "required": sorted(value)}
+            continue
+        sample = value if isinstance(value, str) else next((v for v in value if isinstance(v, str)), "")
+        out["schema"] = _ref_schema(sample) if _ANSWER_REF in sample else {"type": "string"}
     # Token counts of a scripted answer: any honest count is a non-negative integer.
     count = out.get("equals")
     if "tokens" in path and isinstance(count, int) and not isinstance(count, bool) and count > 0:
