@@ -53,6 +53,7 @@ class LiveForm:
     structural: tuple[str, ...] = ()  # keys replaced by a structural check
     send_twice: bool = False  # send once to prime (prompt caching), judge the second answer
     max_tokens: int | None = None  # the output bound of each request (None: not bounded by the request)
+    prompt_bytes: int = 0  # the size of the request body template (pad_to_bytes when it sets one)
 
     @property
     def requests(self) -> int:
@@ -331,6 +332,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
         structural=tuple(dict.fromkeys(structural)),
         send_twice=bool(live.get("send_twice")),
         max_tokens=max_tokens if _expects_success(judged) else 0,
+        prompt_bytes=int(request.get("pad_to_bytes") or len(json.dumps(request.get("body") or ""))),
     )
 
 
@@ -342,27 +344,30 @@ class CostPlan:
     requests: int
     max_tokens: int
     unbounded: int  # requests whose output the request does not bound
+    prompt_bytes: int = 0
 
     def describe(self, repeat: int) -> str:
         extra = f" (+{self.unbounded} without a max_tokens bound)" if self.unbounded else ""
         return (
             f"live run: {self.requests} requests to the gateway (repeat {repeat}); they may produce at most "
-            f"{self.max_tokens} output tokens{extra}"
+            f"{self.max_tokens} output tokens{extra} and send about {self.prompt_bytes // 4} prompt tokens "
+            f"({self.prompt_bytes} bytes)"
         )
 
 
 def plan_cost(forms: Iterable[LiveForm], repeat: int) -> CostPlan:
-    requests = tokens = unbounded = 0
+    requests = tokens = unbounded = size = 0
     for form in forms:
         if form.reason is not None:
             continue
         n = form.requests * repeat
         requests += n
+        size += form.prompt_bytes * n
         if form.max_tokens is None:
             unbounded += n
         else:
             tokens += form.max_tokens * n
-    return CostPlan(requests, tokens, unbounded)
+    return CostPlan(requests, tokens, unbounded, size)
 
 
 def budget_cut(forms: Sequence[LiveForm], repeat: int, max_requests: int | None) -> int:
