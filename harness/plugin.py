@@ -309,7 +309,8 @@ class ConformanceRun:
             "SKIP": ("skipped", "s", "SKIP"),
             "XFAIL": ("xfailed", "x", "XFAIL"),
             "XPASS": ("failed", "X", ("XPASS", {"red": True})),
-            "FLAKY": ("flaky", "K", ("FLAKY", {"yellow": True})),
+            # FLAKY fails the run under --strict (the item raised), and is shown as its own word otherwise.
+            "FLAKY": ("failed" if report.failed else "flaky", "K", ("FLAKY", {"yellow": True})),
         }[result["outcome"]]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

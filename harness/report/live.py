@@ -16,7 +16,7 @@ LABELS = {"full": "fully judged", "client_only": "client side only", "not_live":
 
 
 def is_live(document: Mapping[str, Any]) -> bool:
-    return document.get("target", {}).get("upstream") == "live"
+    return bool(document.get("target", {}).get("upstream") == "live")
 
 
 def coverage_kind(result: Mapping[str, Any]) -> str:
