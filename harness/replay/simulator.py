@@ -249,9 +249,10 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
     thinking_tokens = count_tokens(thinking)
     budget = max(ask.max_tokens - thinking_tokens, 1) if thinking else ask.max_tokens
     cache_read = cache_write = 0
-    if ask.cache_prefix is not None and count_tokens(ask.cache_prefix) >= MIN_CACHEABLE_TOKENS:
-        size = count_tokens(ask.cache_prefix)
-        if cache.use(ask.cache_prefix):
+    explicit = ask.cache_prefix is not None and not ask.cache_auto
+    if explicit and count_tokens(ask.cache_prefix or "") >= MIN_CACHEABLE_TOKENS:
+        size = count_tokens(ask.cache_prefix or "")
+        if cache.use(ask.cache_prefix or ""):
             cache_read = size
         else:
             cache_write = size
