@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from harness.checks import live as _live_checks  # noqa: F401  (registers the live_* check kinds)
 from harness.checks.refs import REF_RE
 from harness.outcomes import FAIL, FLAKY, NOT_APPLICABLE, PASS, SKIP, WARN
 from harness.spec.model import Rule

@@ -39,6 +39,7 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
 from harness.checks import response as _response  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
+from harness.checks.live import LIVE_CHECKS  # noqa: E402
 
 CHECKS.update(
     {
@@ -57,5 +58,6 @@ CHECKS.update(
         "upstream_schema": _upstream.check_upstream_schema,
         "stream_matches_nonstream": _stream.check_stream_matches_nonstream,
         "body": _response.check_body,
+        **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/live.py)
     }
 )

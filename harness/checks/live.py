@@ -1,6 +1,6 @@
 """Live forms: structural checks that hold for any honest answer, for expectations that refer to the scripted
 answer of the replay upstream (which a real model never gives). Run only in live mode (harness/live.py names
-them `live_*` in the live expectations); pure like every check.
+them `live_*` in the live expectations; registered in harness/checks/__init__.py); pure like every check.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from harness.checks import CHECKS, Violation, views
+from harness.checks import Violation, views
 from harness.checks.matchers import short
 from harness.exchange import Exchange
 
@@ -185,4 +185,3 @@ LIVE_CHECKS = {
     "live_response_format": check_live_response_format,
     "live_text": check_live_text,
 }
-CHECKS.update(LIVE_CHECKS)

@@ -108,6 +108,10 @@ EXPECT: dict[str, Any] = {
     "upstream_schema": "anthropic.messages.request",
     "stream_matches_nonstream": True,
     "body": {"contains": "x"},
+    "live_usage": ["prompt_tokens", "prompt_tokens_details.cached_tokens"],
+    "live_tool_arguments": {"name": "get_weather"},
+    "live_response_format": True,
+    "live_text": True,
 }
 
 GARBAGE = {
