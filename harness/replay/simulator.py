@@ -419,6 +419,8 @@ def anthropic_message(gen: Generated, model: str, message_id: str, signature: st
             "cache_creation_input_tokens": gen.cache_write,
             "cache_read_input_tokens": gen.cache_read,
             "output_tokens": gen.output_tokens,
+            # wire-reference 1.7: the reasoning share of output_tokens
+            "output_tokens_details": {"thinking_tokens": gen.thinking_tokens} if gen.thinking else None,
         },
     }
 
@@ -475,7 +477,10 @@ def anthropic_events(message: Mapping[str, Any], rng: random.Random) -> list[tup
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-                "usage": {"output_tokens": usage["output_tokens"]},
+                "usage": {
+                    "output_tokens": usage["output_tokens"],
+                    "output_tokens_details": usage["output_tokens_details"],
+                },
             },
         )
     )
