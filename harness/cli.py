@@ -141,6 +141,12 @@ def _serve_upstream_parser(sub: argparse._SubParsersAction[argparse.ArgumentPars
         "reach it register cases and read every request the gateway forwarded, including its upstream "
         "API key headers.",
     )
+    p.add_argument(
+        "--simulate",
+        action="store_true",
+        help="serve the live provider simulator instead: Anthropic Messages and OpenAI-compatible Chat "
+        "Completions answered from the request alone, like a real model (try --upstream live offline)",
+    )
     p.set_defaults(func=serve_upstream)
 
 
@@ -158,6 +164,17 @@ def serve_upstream(args: argparse.Namespace) -> int:
         sock, url = bind_foreground(args.host, args.port)
     except OSError as exc:
         raise ConfigError(f"cannot bind {args.host}:{args.port}: {exc}") from exc
+    if args.simulate:
+        from harness.replay.sim_app import serve_simulator_foreground
+
+        print(f"live provider simulator listening on {url} (answers from the request alone; no cassettes)")
+        print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")
+        print(f"  OpenAI-compatible upstream base URL:          {url}/v1")
+        print("  then: pytest --gateway-url <your gateway's OpenAI base URL> --upstream live")
+        print("Ctrl-C to stop.", flush=True)
+        serve_simulator_foreground(sock)
+        print("simulator stopped.")
+        return EXIT_OK
     cassettes = args.cassettes if args.cassettes is not None else paths.cassettes_dir()
     print(f"replay upstream listening on {url} (cassettes: {cassettes})")
     print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")
@@ -419,7 +436,10 @@ DELEGATED = {
     "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
     "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
-    "fuzz": ("harness.fuzz:main", "hostile requests against a gateway: no 5xx for a client error, envelopes, health"),
+    "fuzz": (
+        "harness.fuzz:main",
+        "hostile requests against a gateway: no 5xx for a client error, envelopes, health",
+    ),
 }
 
 

@@ -164,6 +164,7 @@ def result_json(rule: Rule, outcome: Outcome, rerun: str, nodeid: str = "") -> d
         "rerun": rerun,
         "exchange": _exchange_json(outcome.exchange) if failed else None,
         "diagnostics": [dict(d) for d in outcome.diagnostics],
+        **({"live_coverage": dict(outcome.live)} if outcome.live is not None else {}),
     }
 
 

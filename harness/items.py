@@ -65,14 +65,22 @@ class RuleItem(pytest.Item):
 
     def runtest(self) -> None:
         state: SessionState = self.config.stash[STATE_KEY]
-        outcome = run_rule(self.rule, self.variant, state.target, state.http(), state.replay())
+        budget = getattr(self, "over_budget", None)  # live cost guard (harness/live_plugin.py)
+        if budget:
+            outcome = Outcome(self.rule.id, self.variant, "SKIP", reason=budget)
+        else:
+            outcome = run_rule(self.rule, self.variant, state.target, state.http(), state.replay())
         self.stash[OUTCOME_KEY] = outcome
         expectation = state.expectations.find(self.rule.id, self.variant) if state.expectations else None
         final = apply(outcome.outcome, expectation)
         self.stash[FINAL_KEY] = (final, expectation)
         self.user_properties.append(("outcome", final))
-        if final == "NOT_APPLICABLE":
-            pytest.skip(f"NOT_APPLICABLE: {outcome.reason}")
+        if final in ("NOT_APPLICABLE", "SKIP"):
+            pytest.skip(f"{final}: {outcome.reason}")
+        if final == "FLAKY" and state.target.strict:
+            raise RuleFailure(
+                "FLAKY under --strict: " + failure_text(self.rule, outcome, self.rerun_command())
+            )
         if final == "XFAIL":
             pytest.xfail(f"expected failure: {expectation.reason if expectation else ''}")
         if final == "XPASS":

@@ -87,8 +87,8 @@ OPTIONS: tuple[Option, ...] = (
         {
             "choices": ("replay", "live"),
             "default": "replay",
-            "help": "replay: the gateway talks to the replay upstream (default); live: to real providers, "
-            "rules that need a scripted upstream are NOT_APPLICABLE.",
+            "help": "replay: the gateway talks to the replay upstream (default); live: to real providers the "
+            "harness cannot see: client-side expectations are judged, upstream-side ones are not observable.",
         },
         "own",
     ),
@@ -170,6 +170,28 @@ OPTIONS: tuple[Option, ...] = (
             "they start stop with the run); default: this pytest command.",
         },
         "plugin",
+    ),
+    Option(
+        ("--repeat",),
+        {
+            "metavar": "K",
+            "type": int,
+            "default": 1,
+            "help": "live mode: run each rule K times; a rule passes only when all K runs pass (pass^k), one that "
+            "passed some runs is FLAKY (a failure under --strict).",
+        },
+        "forward",
+    ),
+    Option(
+        ("--max-requests",),
+        {
+            "metavar": "N",
+            "type": int,
+            "default": None,
+            "help": "live mode cost guard: send at most N requests to the gateway; the rules beyond are SKIP "
+            "with a message saying so.",
+        },
+        "forward",
     ),
     Option(
         ("--report-json",),

@@ -9,7 +9,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-OutcomeName = Literal["PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS"]
+OutcomeName = Literal[
+    "PASS", "FAIL", "WARN", "SKIP", "NOT_APPLICABLE", "HARNESS_ERROR", "XFAIL", "XPASS", "FLAKY"
+]
 PASS: OutcomeName = "PASS"
 FAIL: OutcomeName = "FAIL"
 WARN: OutcomeName = "WARN"
@@ -18,16 +20,27 @@ NOT_APPLICABLE: OutcomeName = "NOT_APPLICABLE"
 HARNESS_ERROR: OutcomeName = "HARNESS_ERROR"
 XFAIL: OutcomeName = "XFAIL"  # a failure the vendor's expectations file declares
 XPASS: OutcomeName = "XPASS"  # a declared failure that passed: the expectations file is stale
+FLAKY: OutcomeName = "FLAKY"  # live --repeat K: passed some runs, not all (fails the run under --strict)
 
 # What the runner itself can produce for one rule variant.
-RUN_OUTCOMES: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, SKIP, NOT_APPLICABLE, HARNESS_ERROR)
+RUN_OUTCOMES: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, SKIP, NOT_APPLICABLE, HARNESS_ERROR, FLAKY)
 # Every outcome a results document counts (after expectations are applied).
 OUTCOMES: tuple[OutcomeName, ...] = (*RUN_OUTCOMES, XFAIL, XPASS)
 # The columns of every per-area table (terminal, summary.md), in this order.
-SHOWN: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, NOT_APPLICABLE, HARNESS_ERROR, XFAIL)
+SHOWN: tuple[OutcomeName, ...] = (PASS, FAIL, WARN, FLAKY, NOT_APPLICABLE, HARNESS_ERROR, XFAIL)
 # Outcomes a human should look at, worst first.
-OUTCOME_ORDER: tuple[OutcomeName, ...] = (FAIL, XPASS, HARNESS_ERROR, WARN, XFAIL, PASS, NOT_APPLICABLE, SKIP)
-PROBLEMS: frozenset[str] = frozenset({FAIL, WARN, HARNESS_ERROR, XPASS})
+OUTCOME_ORDER: tuple[OutcomeName, ...] = (
+    FAIL,
+    XPASS,
+    HARNESS_ERROR,
+    FLAKY,
+    WARN,
+    XFAIL,
+    PASS,
+    NOT_APPLICABLE,
+    SKIP,
+)
+PROBLEMS: frozenset[str] = frozenset({FAIL, WARN, HARNESS_ERROR, XPASS, FLAKY})
 NOT_JUDGED: frozenset[str] = frozenset({NOT_APPLICABLE, SKIP})
 
 # Exit codes of every command (README "What certify does").
@@ -58,6 +71,8 @@ def verdict(document: Mapping[str, Any]) -> Verdict:
     # A rotted expectations file fails the run (exit 1) even when every rule was as expected.
     if totals.get(FAIL, 0) or totals.get(XPASS, 0) or document.get("expectation_problems"):
         return "FAIL"
+    if totals.get(FLAKY, 0) and document.get("target", {}).get("strict"):
+        return "FAIL"  # a rule that passes only sometimes is a failure under --strict
     return "PASS"
 
 

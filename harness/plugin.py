@@ -139,7 +139,7 @@ def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
     """The replay upstream URL: given, served here, or handed down by the xdist controller."""
     opt = config.option
     if opt.upstream == "live":
-        return opt.replay_url, None
+        return None, None  # live mode never contacts a replay upstream (the provider is not scripted)
     if _is_worker(config):
         return config.workerinput["gc_replay_url"], None  # type: ignore[attr-defined]
     if opt.replay_url:
@@ -188,6 +188,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--gateway-url {opt.gateway_url!r}: expected an http(s) URL")
     if opt.rule_timeout <= 0:
         raise pytest.UsageError("--rule-timeout must be positive")
+    if opt.repeat < 1 or (opt.max_requests is not None and opt.max_requests < 0):
+        raise pytest.UsageError("--repeat must be at least 1 and --max-requests not negative")
+    if (opt.repeat != 1 or opt.max_requests is not None) and opt.upstream != "live":
+        raise pytest.UsageError("--repeat and --max-requests apply to --upstream live only")
     models = _load_model_map(opt.model_map, profile)
     expectations = None
     if opt.expectations:
@@ -212,6 +216,7 @@ def pytest_configure(config: pytest.Config) -> None:
         replay_url=replay_url,
         rule_timeout=opt.rule_timeout,
         strict=opt.gc_strict,
+        repeat=opt.repeat,
     )
     state = SessionState(
         target=target,
@@ -284,6 +289,10 @@ class ConformanceRun:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        if self.state.target.upstream_mode == "live":
+            from harness.live_plugin import guard_cost
+
+            guard_cost(self.state, config, items)
         if self.state.expectations is None:
             return
         from datetime import datetime, timezone
@@ -301,6 +310,12 @@ class ConformanceRun:
         self.state.expectation_problems = problems
         if problems:
             items.append(ExpectationsCheck.from_parent(session, name="expectations-file", problems=problems))
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.state.target.upstream_mode == "live" and not _is_worker(session.config):
+            from harness.live_plugin import announce
+
+            announce(self.state, session.config)
 
     def pytest_configure_node(self, node: Any) -> None:  # xdist: hand the replay URL to workers
         node.workerinput["gc_replay_url"] = self.state.target.replay_url
@@ -331,6 +346,8 @@ class ConformanceRun:
             "SKIP": ("skipped", "s", "SKIP"),
             "XFAIL": ("xfailed", "x", "XFAIL"),
             "XPASS": ("failed", "X", ("XPASS", {"red": True})),
+            # FLAKY fails the run under --strict (the item raised), and is shown as its own word otherwise.
+            "FLAKY": ("failed" if report.failed else "flaky", "K", ("FLAKY", {"yellow": True})),
         }[result["outcome"]]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -393,6 +410,7 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
             "models": dict(target.models),
             "features": sorted(target.features),
             "strict": target.strict,
+            **({"repeat": target.repeat} if target.upstream_mode == "live" else {}),
         },
         results=state.results,
         started=state.started,

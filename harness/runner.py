@@ -28,7 +28,7 @@ from harness.errors import HarnessError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.outcomes import FAIL, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN, OutcomeName
 from harness.replay.client import ReplayClient, ReplayError
-from harness.spec.model import RESERVED, ROLE_RE, STREAM_ONLY, Rule
+from harness.spec.model import RESERVED, ROLE_RE, STREAM_ONLY, UPSTREAM_SIDE_EXPECTATIONS, Rule
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
 _IMAGES_REF = "${images_url}"
@@ -46,6 +46,7 @@ class Target:
     replay_url: str | None = None
     rule_timeout: float = 30.0
     strict: bool = False
+    repeat: int = 1  # live mode: each rule variant runs this many times (pass^k; FLAKY)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Outcome:
     exchange: Exchange | None = None
     duration: float = 0.0
     diagnostics: tuple[Mapping[str, Any], ...] = ()
+    live: Mapping[str, Any] | None = None  # live mode: coverage, repeat and tokens (harness/live.py)
 
 
 def rule_selected(rule: Rule, patterns: Sequence[str]) -> bool:
@@ -69,9 +71,10 @@ def rule_selected(rule: Rule, patterns: Sequence[str]) -> bool:
 
 
 def not_applicable_reason(rule: Rule, target: Target) -> str | None:
-    """Why a rule cannot be judged against this target, or None when it can."""
-    if rule.needs.replay and target.upstream_mode == "live":
-        return "needs the scripted replay upstream (running with --upstream live)"
+    """Why a rule cannot be judged against this target, or None when it can.
+
+    Live mode decides per expectation (harness/live.py), so `needs.replay` does not skip a rule there.
+    """
     if _uses_images_url(rule.request) and not target.replay_url:
         return "needs the harness's loopback file server (only available with the replay upstream)"
     missing = sorted(f for f in rule.needs.features if f not in target.features)
@@ -408,10 +411,21 @@ def run_rule(
     rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
 ) -> Outcome:
     """Run one rule variant and judge it. Harness faults become HARNESS_ERROR, never a gateway FAIL."""
-    started = time.monotonic()
     reason = not_applicable_reason(rule, target)
     if reason is not None:
         return Outcome(rule.id, variant, NOT_APPLICABLE, reason=reason)
+    if target.upstream_mode == "live":
+        from harness.live import run_live
+
+        return run_live(rule, variant, target, client)
+    return run_once(rule, variant, target, client, replay)
+
+
+def run_once(
+    rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
+) -> Outcome:
+    """One exchange (and its stream_matches_nonstream companion) judged; no applicability check."""
+    started = time.monotonic()
     use_replay = replay if target.upstream_mode == "replay" else None
     wall_started = time.time()  # replay diagnostics carry the (same host) wall time they were made at
     exchange: Exchange | None = None
@@ -451,6 +465,8 @@ def _step_violations(rule: Rule, variant: Mapping[str, Any], first: Exchange) ->
         expect = steps_mod.resolve_first(dict(step.get("expect") or {}), first)
         if stream_only:
             expect = {k: v for k, v in expect.items() if k not in STREAM_ONLY}
+        if exchange.upstream is None:  # live: the upstream side of a step is not observable either
+            expect = {k: v for k, v in expect.items() if k not in UPSTREAM_SIDE_EXPECTATIONS}
         out += [steps_mod.label(i, v) for v in run_checks(expect, exchange)]
     return out
 
@@ -498,6 +514,7 @@ __all__ = [
     "pad_body",
     "render_request",
     "rule_selected",
+    "run_once",
     "run_rule",
     "send",
 ]

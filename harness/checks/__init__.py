@@ -42,6 +42,7 @@ from harness.checks import listener as _listener  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
+from harness.checks.live import LIVE_CHECKS  # noqa: E402
 
 CHECKS.update(
     {
@@ -66,5 +67,6 @@ CHECKS.update(
         "elapsed": _listener.check_elapsed,
         "provider_accepts": _upstream.check_provider_accepts,
         "upstream_path": _upstream.check_upstream_path,
+        **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/live.py)
     }
 )

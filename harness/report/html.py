@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.outcomes import OUTCOME_ORDER, PROBLEMS, overall_verdict, variant_label, verdict
+from harness.report import live as live_report
 from harness.report.assets import CSS, LEGEND, SCRIPT
 from harness.report.atoms import chip, esc, run_date, short_json
 from harness.report.panes import panes_html
@@ -167,6 +168,7 @@ def _header(documents: Sequence[Mapping[str, Any]]) -> str:
             + (f" · features: {esc(', '.join(features))}" if features else ""),
         ),
     ]
+    facts += [("Live", esc(live_report.statement(d))) for d in documents if live_report.is_live(d)]
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     return (
         f'<header class="top v-{overall}"><div class="verdict"><div class="vword">{overall}</div>'
@@ -174,6 +176,17 @@ def _header(documents: Sequence[Mapping[str, Any]]) -> str:
         f'<div class="facts"><h1>Conformance certificate</h1><dl>{dl}</dl>'
         f'<ul class="profiles">{profiles}</ul></div></header>'
     )
+
+
+def _live_table(document: Mapping[str, Any]) -> str:
+    if not live_report.is_live(document):
+        return ""
+    head = "".join(f"<th>{esc(live_report.LABELS[c])}</th>" for c in live_report.COLUMNS)
+    rows = "".join(
+        f"<tr><td>{esc(area)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in live_report.COLUMNS) + "</tr>"
+        for area, counts in live_report.coverage_rows(document)
+    )
+    return f'<h4>Live coverage</h4><table class="areas"><tr><th>area</th>{head}</tr>{rows}</table>'
 
 
 def _run_problems(document: Mapping[str, Any]) -> str:
@@ -226,7 +239,7 @@ def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
     names = ", ".join(d["profile"]["name"] for d in documents)
     areas = "".join(
         f'<div class="areabox"><h3>{esc(d["profile"]["name"])} {chip(verdict(d))}</h3>{_run_problems(d)}'
-        f"{_area_table(d)}</div>"
+        f"{_area_table(d)}{_live_table(d)}</div>"
         for d in documents
     )
     failure_section = (

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.outcomes import SHOWN, area_rows, verdict
+from harness.report.live import markdown_section
 
 
 def _cell(text: str) -> str:
@@ -30,7 +31,8 @@ def markdown_summary(documents: Sequence[Mapping[str, Any]]) -> str:
         ]
         for area, counts in [*area_rows(doc), ("**all**", totals)]:
             out.append(f"| {area} | " + " | ".join(str(counts.get(s, 0)) for s in SHOWN) + " |")
-        problems = [r for r in doc["results"] if r["outcome"] in ("FAIL", "WARN", "HARNESS_ERROR")]
+        out += markdown_section(doc)
+        problems = [r for r in doc["results"] if r["outcome"] in ("FAIL", "WARN", "HARNESS_ERROR", "FLAKY")]
         if problems:
             out += [
                 "",

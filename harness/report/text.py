@@ -6,18 +6,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.outcomes import area_rows, variant_label
+from harness.report.live import text_table
 
 
 def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
-    """A plain-text table per profile and area: pass, fail, warn, n/a, harness errors."""
-    header = f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'n/a':>5} {'error':>6} {'xfail':>6}"
+    """A plain-text table per profile and area: pass, fail, warn, flaky, n/a, harness errors, xfail (+ live
+    coverage, notes on failures that share a cause, known failures)."""
+    header = (
+        f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'flaky':>5} {'n/a':>5} "
+        f"{'error':>6} {'xfail':>6}"
+    )
     lines = [header, "-" * len(header)]
     for doc in documents:
         for area, c in [*area_rows(doc), ("(all)", doc["totals"])]:
             lines.append(
                 f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
-                f"{c.get('WARN', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} {c.get('HARNESS_ERROR', 0):>6} "
-                f"{c.get('XFAIL', 0):>6}"
+                f"{c.get('WARN', 0):>5} {c.get('FLAKY', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} "
+                f"{c.get('HARNESS_ERROR', 0):>6} {c.get('XFAIL', 0):>6}"
             )
     from harness.report.patterns import pattern_lines
 
@@ -25,7 +30,7 @@ def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
     known = known_failures(documents)
     if known:
         lines += ["", "known failures (XFAIL, from the expectations file):", *known]
-    return "\n".join(lines)
+    return "\n".join(lines) + text_table(documents)
 
 
 def known_failures(documents: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -180,6 +180,7 @@ def load_rule_file(path: str | Path) -> RuleFile:
                 expect=merged["expect"],
                 when=tuple(merged.get("when", ())),
                 then=tuple(merged.get("then", ())),
+                live=merged.get("live"),
                 file=name,
                 line=line,
             )

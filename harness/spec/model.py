@@ -64,6 +64,7 @@ class Rule:
     reading: str | None = None
     tags: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()
+    live: Mapping[str, Any] | None = None  # how the rule runs against a live provider (specs/README.md)
     file: str = ""
     line: int = 0
 

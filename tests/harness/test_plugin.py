@@ -11,6 +11,10 @@ from typing import Any
 import httpcore  # noqa: F401  (httpx imports it lazily; see the note on harness imports below)
 import jsonschema
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 import harness.items
 import harness.runner  # noqa: F401   the harness and httpx loaded, so exception classes stay the same objects)
@@ -18,6 +22,7 @@ from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path
 from harness.replay import ReplayServer
+from harness.replay.sim_app import SimulatorServer
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 CASSETTES = Path(__file__).parents[1] / "fixtures" / "plugin" / "cassettes"
@@ -195,30 +200,160 @@ def test_hanging_or_garbage_gateway_fails_within_the_timeout(
         )  # the broken transfer is named
 
 
-def test_live_mode_marks_scripted_rules_not_applicable(
+def _run_live(pytester: pytest.Pytester, gateway: str, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--gateway-url",
+        f"{gateway}/v1",
+        "--gateway-key",
+        KEY,
+        "--profile",
+        "ezat",
+        "--upstream",
+        "live",
+        "--rule-timeout",
+        "5",
+        str(pytester.path),
+        *extra,
+    )
+
+
+def test_live_mode_judges_each_expectation_it_can_observe(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:
     report = pytester.path / "r.json"
-    with serve(make_gateway(replay.url)) as gateway:
-        result = pytester.runpytest(
-            "-p",
-            "no:cacheprovider",
-            "--gateway-url",
-            f"{gateway}/v1",
-            "--gateway-key",
-            KEY,
-            "--profile",
-            "ezat",
-            "--upstream",
-            "live",
-            str(pytester.path),
+    with SimulatorServer() as provider, serve(make_gateway(provider.url)) as gateway:
+        result = _run_live(pytester, gateway, "--report-json", str(report), "--repeat", "2")
+        calls = provider.simulator.calls
+    stdout = result.stdout.str()
+    assert "3 passed, 2 not applicable" in stdout
+    assert re.search(
+        r"live run: 6 requests to the gateway \(repeat 2\); they may produce at most \d+", stdout
+    )
+    results = {r["rule_id"]: r for r in json.loads(report.read_text())["results"]}
+    text = results["ezat/test/text"]["live_coverage"]
+    assert text["not_observable"] == ["upstream_calls"]
+    assert "usage" in text["structural"] and "live_usage" in text["judged"]  # prompt_tokens over upstream.*
+    assert (text["repeat"], text["passed"]) == (2, 2)
+    assert results["ezat/test/refuse-n"]["live_coverage"]["judged"] == ["status", "error"]
+    assert "provoked upstream fault (HTTP 529)" in results["ezat/test/overloaded"]["reason"]
+    assert "needs feature(s) not declared: slow" in results["ezat/test/needs-slow"]["reason"]
+    # Live traffic went to the provider the gateway was given, never to a replay upstream.
+    assert calls["anthropic"] == 4
+
+
+def test_live_mode_never_contacts_the_replay_upstream(pytester: pytest.Pytester, rules_dir: Path) -> None:
+    """Even when one is given (--replay-url), a live run registers no case there and fetches nothing from it."""
+    with (
+        ReplayServer(CASSETTES) as fresh,
+        SimulatorServer() as provider,
+        serve(make_gateway(provider.url)) as gateway,
+    ):
+        result = _run_live(pytester, gateway, "--replay-url", fresh.url)
+        assert "3 passed, 2 not applicable" in result.stdout.str()
+        assert fresh.state._cases == {}  # no case registered (any provider call would add a diagnostic)
+        assert fresh.state.diagnostics() == [] and fresh.state.fetches() == []
+        assert provider.simulator.calls["anthropic"] == 2
+
+
+FLAKY_RULES = """\
+source: {doc: ezat-chat-completions, section: Streaming}
+rules:
+  - id: ezat/test/served
+    level: MUST
+    title: a plain request is served
+    source: {quote: "Text arrives as `delta.content`."}
+    request: {body: {model: $MODEL, messages: [{role: user, content: hi}]}}
+    expect: {status: 200}
+  - id: ezat/test/served-again
+    level: MUST
+    title: a second plain request is served
+    source: {quote: "Text arrives as `delta.content`."}
+    request: {body: {model: $MODEL, messages: [{role: user, content: hello}]}}
+    expect: {status: 200}
+"""
+
+
+def _every_other_call_fails() -> Starlette:
+    """A gateway that answers 200 and 500 in turn: a rule run three times passes twice."""
+    count = {"n": 0}
+
+    async def chat(request: Request) -> Response:
+        count["n"] += 1
+        if count["n"] % 2 == 0:
+            return JSONResponse(
+                {"error": {"message": "busy", "type": "server_error", "param": None, "code": None}}, 500
+            )
+        return JSONResponse(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "hi"},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_a_rule_that_passes_some_repeats_is_flaky(pytester: pytest.Pytester, strict: bool) -> None:
+    pytester.makefile(".yaml", rules=FLAKY_RULES)
+    report = pytester.path / "r.json"
+    extra = ["--strict-rules"] if strict else []
+    with serve(_every_other_call_fails()) as gateway:
+        result = _run_live(
+            pytester,
+            gateway,
+            "--repeat",
+            "3",
+            "--rule",
+            "ezat/test/served",
             "--report-json",
             str(report),
+            *extra,
         )
-    assert "5 not applicable" in result.stdout.str()
-    reasons = {r["rule_id"]: r["reason"] for r in json.loads(report.read_text())["results"]}
-    assert "needs the scripted replay upstream" in reasons["ezat/test/text"]
-    assert "needs feature(s) not declared: slow" in reasons["ezat/test/needs-slow"]
+    document = json.loads(report.read_text())
+    (only,) = document["results"]
+    assert only["outcome"] == "FLAKY"
+    assert only["live_coverage"]["outcomes"] == ["PASS", "FAIL", "PASS"]
+    assert (only["live_coverage"]["passed"], only["live_coverage"]["repeat"]) == (2, 3)
+    assert document["totals"]["FLAKY"] == 1
+    if strict:
+        result.assert_outcomes(failed=1)
+        assert "FLAKY under --strict" in result.stdout.str()
+        assert result.ret == 1
+    else:
+        assert "1 flaky" in result.stdout.str()  # shown, and the run still passes
+        assert result.ret == 0
+
+
+def test_max_requests_stops_the_live_run_there(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", rules=FLAKY_RULES)
+    report = pytester.path / "r.json"
+    with SimulatorServer() as provider, serve(make_gateway(provider.url)) as gateway:
+        result = _run_live(
+            pytester, gateway, "--repeat", "2", "--max-requests", "3", "--report-json", str(report)
+        )
+        sent = provider.simulator.calls["anthropic"]
+    stdout = result.stdout.str()
+    assert "live run: 4 requests to the gateway (repeat 2)" in stdout
+    assert "--max-requests 3: the run stops there — 1 of 2 rule variants run" in stdout
+    outcomes = {r["rule_id"]: r for r in json.loads(report.read_text())["results"]}
+    assert outcomes["ezat/test/served"]["outcome"] == "PASS"
+    assert outcomes["ezat/test/served-again"]["outcome"] == "SKIP"
+    assert "--max-requests 3 reached" in outcomes["ezat/test/served-again"]["reason"]
+    assert sent == 2  # the skipped rule sent nothing
 
 
 def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer) -> None:

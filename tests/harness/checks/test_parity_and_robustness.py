@@ -114,6 +114,10 @@ EXPECT: dict[str, Any] = {
     "elapsed": {"max": 5},
     "upstream_path": [{"matches": "/messages$"}, {"call": "each", "stream": True, "matches": "alt=sse"}],
     "provider_accepts": True,
+    "live_usage": ["prompt_tokens", "prompt_tokens_details.cached_tokens"],
+    "live_tool_arguments": {"name": "get_weather"},
+    "live_response_format": True,
+    "live_text": True,
 }
 
 GARBAGE = {

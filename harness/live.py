@@ -1,0 +1,465 @@
+"""Live mode: a rule judged against a gateway whose upstream the harness cannot see or script.
+
+Per expectation, not per rule: what the client side can observe is judged; upstream-side expectations are
+recorded as not observable; expectations about the scripted answer take a live form (a structural check that
+holds for any honest answer, or the rule's `live:` block, which adjusts the request so a real model shows the
+behaviour); a rule needing a provoked fault, or with nothing left to judge, is NOT_APPLICABLE with its reason.
+Also here: `--repeat K` (pass^k, FLAKY) and the cost guard (planned requests and tokens, `--max-requests`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from harness.checks.refs import REF_RE
+from harness.outcomes import FAIL, FLAKY, NOT_APPLICABLE, PASS, SKIP, WARN
+from harness.spec.model import Rule
+
+if TYPE_CHECKING:
+    import httpx
+
+    from harness.runner import Outcome, Target
+
+# Expectations only the upstream side can see (what the gateway sent, how often).
+NOT_OBSERVABLE = ("upstream", "upstream_calls", "upstream_headers", "upstream_schema")
+# Two answers of a real model differ, so a stream and a separate non-stream call cannot be compared.
+NOT_COMPARABLE = ("stream_matches_nonstream",)
+# A small output budget for live requests (cost guard); a rule's `live.body` may set more.
+LIVE_MAX_TOKENS = 256
+_REASONING_FIELDS = ("reasoning_effort", "enable_thinking", "thinking_budget", "thinking")
+# Stop reasons a provider gives only when provoked (a refusal, a paused server tool, a context overflow).
+_STOP_FAULT_RE = re.compile(
+    r'"(?:stop_reason|finish_reason)"\s*:\s*"(refusal|pause_turn|model_context_window_exceeded|content_filter)"'
+)
+
+
+@dataclass(frozen=True)
+class LiveForm:
+    """How one rule variant runs live."""
+
+    reason: str | None = None  # NOT_APPLICABLE: why
+    rule: Rule | None = None  # the rule as it runs live (request and expectations adjusted)
+    judged: tuple[str, ...] = ()  # expectation keys judged live (after live forms)
+    not_observable: tuple[str, ...] = ()  # keys the live run cannot see
+    structural: tuple[str, ...] = ()  # keys replaced by a structural check
+    send_twice: bool = False  # send once to prime (prompt caching), judge the second answer
+    max_tokens: int | None = None  # the output bound of each request (None: not bounded by the request)
+    prompt_bytes: int = 0  # the size of the request body template (pad_to_bytes when it sets one)
+
+    @property
+    def requests(self) -> int:
+        companion = 0  # stream_matches_nonstream is not judged live, so no companion request
+        return (2 if self.send_twice else 1) + companion
+
+    @property
+    def beyond_status(self) -> bool:
+        return any(k != "status" for k in self.judged)
+
+    def coverage(self) -> dict[str, Any]:
+        return {
+            "judged": list(self.judged),
+            "not_observable": list(self.not_observable),
+            "structural": list(self.structural),
+            "adjusted": bool(self.rule is not None and self.rule.live and self.rule.live.get("body")),
+        }
+
+
+# --- scripted answers --------------------------------------------------------------------------------
+
+
+@cache
+def _cassette_texts(name: str) -> tuple[tuple[int, str], ...]:
+    """(status, body text) of each interaction of a cassette (empty when it cannot be read)."""
+    from harness.paths import cassettes_dir
+    from harness.replay.cassette import CassetteError, load_named
+
+    try:
+        cassette = load_named(name, cassettes_dir())
+    except (CassetteError, OSError):
+        return ()
+    return tuple(
+        (i.response.status, i.response.body.decode("utf-8", "replace")) for i in cassette.interactions
+    )
+
+
+def provoked_fault(rule: Rule) -> str | None:
+    """Why a rule needs a fault a real provider will not produce on request, or None."""
+    upstream = rule.upstream or {}
+    fault = upstream.get("fault")
+    if fault:
+        what = f"HTTP {fault['status']}" if "status" in fault else ", ".join(sorted(fault))
+        return f"needs a provoked upstream fault ({what}), which a live provider does not produce on request"
+    if upstream.get("pacing"):
+        return "needs scripted upstream timing (pacing), which a live provider does not follow"
+    name = upstream.get("cassette")
+    for status, text in _cassette_texts(name) if name else ():
+        if status >= 400:
+            return f"needs a provoked upstream error (the scripted answer is HTTP {status})"
+        if "event: error" in text or '"type":"error"' in text.replace(" ", ""):
+            return "needs a provoked mid-stream error from the provider"
+        found = _STOP_FAULT_RE.search(text)
+        if found:
+            return f"needs a provoked `{found.group(1)}` answer from the provider"
+    return None
+
+
+def _scripted_literal(value: Any, rule: Rule) -> bool:
+    """A string literal of the rule that comes from the scripted answer: found in its cassette, not in the
+    request. Identifier-like wire words (`assistant`, `tool_calls`) are vocabulary, never scripted content."""
+    if (
+        not isinstance(value, str)
+        or len(value) < 3
+        or (value.replace("_", "").replace(".", "").isalpha() and value.islower())
+    ):
+        return False
+    name = (rule.upstream or {}).get("cassette")
+    if not name or value in json.dumps(rule.request):
+        return False
+    needle = json.dumps(value)[1:-1]
+    return any(needle in text or value in text for _, text in _cassette_texts(name))
+
+
+# --- live forms of expectations ---------------------------------------------------------------------
+
+_ANSWER_REF = "${answer."
+_VALUE_MATCHERS = ("equals", "contains", "one_of", "matches")
+
+
+def _ref_schema(text: str) -> dict[str, Any]:
+    whole = REF_RE.fullmatch(text)
+    ref = whole.group(1).strip() if whole else ""
+    if ref.startswith("answer.usage."):
+        return {"type": "integer", "minimum": 0}
+    if ref in ("answer.text", "answer.thinking"):
+        return {"type": ["string", "null"]}  # an honest answer that only calls tools has no text
+    return {"type": "string"}
+
+
+def _arguments_path(path: str) -> bool:
+    """Tool-call arguments are the model's to choose: their exact text is scripted, their validity is not."""
+    return path.endswith(".arguments") and "tool_calls" in path
+
+
+def _scripted(value: Any, rule: Rule) -> bool:
+    if isinstance(value, str):
+        return _ANSWER_REF in value or _scripted_literal(value, rule)
+    if isinstance(value, list):
+        return any(_scripted(v, rule) for v in value)
+    if isinstance(value, Mapping):
+        return any(_scripted(v, rule) for v in value.values())
+    return False
+
+
+def live_assertion(assertion: Mapping[str, Any], rule: Rule) -> tuple[dict[str, Any] | None, bool]:
+    """A path assertion's live form and whether it changed; None when nothing observable is left."""
+    out = dict(assertion)
+    changed = False
+    path = str(assertion.get("path", ""))
+    for key in (*_VALUE_MATCHERS, "not_equals"):
+        if key not in out or not (_scripted(out[key], rule) or _arguments_path(path)):
+            continue
+        value = out.pop(key)
+        changed = True
+        if key == "not_equals":
+            continue
+        if isinstance(value, Mapping):  # a scripted object: the same keys, any honest values
+            out["schema"] = {"type": "object", "required": sorted(value)}
+            continue
+        sample = value if isinstance(value, str) else next((v for v in value if isinstance(v, str)), "")
+        out["schema"] = _ref_schema(sample) if _ANSWER_REF in sample else {"type": "string"}
+    # Token counts of a scripted answer: any honest count is a non-negative integer.
+    count = out.get("equals")
+    if "tokens" in path and isinstance(count, int) and not isinstance(count, bool) and count > 0:
+        out.pop("equals")
+        out["schema"] = {"type": "integer", "minimum": 0}
+        changed = True
+    matchers = set(out) - {"path", "stream", "call"}
+    return (out if matchers else None), changed
+
+
+def _live_assertions(items: Sequence[Any], rule: Rule) -> tuple[list[Any], bool]:
+    kept, changed = [], False
+    for item in items:
+        if isinstance(item, Mapping):
+            form, did = live_assertion(item, rule)
+            changed |= did
+            if form is not None:
+                kept.append(form)
+        else:
+            kept.append(item)
+    return kept, changed
+
+
+def live_usage(expected: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Usage formulas split: those over the gateway's own usage stay; those over `upstream.*` (the scripted
+    answer) become the structural `live_usage` form (non-negative integers, total = prompt + completion)."""
+    kept = {k: v for k, v in expected.items() if "upstream." not in str(v)}
+    structural = [k for k, v in expected.items() if "upstream." in str(v)]
+    return kept, structural
+
+
+def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """(the expectations judged live, keys not observable live, keys given a structural form)."""
+    out: dict[str, Any] = {}
+    hidden: list[str] = []
+    structural: list[str] = []
+    for key, value in expect.items():
+        if key in NOT_OBSERVABLE or key in NOT_COMPARABLE:
+            hidden.append(key)
+        elif key == "usage":
+            kept, scripted = live_usage(value)
+            if kept:
+                out["usage"] = kept
+            if scripted:
+                out["live_usage"] = scripted
+                structural.append("usage")
+        elif key in ("json", "chunks") and isinstance(value, list):
+            kept_list, changed = _live_assertions(value, rule)
+            if kept_list:
+                out[key] = kept_list
+            if changed:
+                structural.append(key)
+            if any(_arguments_path(str(a.get("path", ""))) for a in value if isinstance(a, Mapping)):
+                out["live_tool_arguments"] = True  # every call names a tool of the request, valid arguments
+        elif key == "headers" and isinstance(value, Mapping):
+            headers = {}
+            for name, matcher in value.items():
+                form, changed = (
+                    live_assertion(matcher, rule) if isinstance(matcher, Mapping) else (matcher, False)
+                )
+                if form is not None:
+                    headers[name] = {k: v for k, v in form.items() if k != "path"}
+                if changed:
+                    structural.append("headers")
+            if headers:
+                out["headers"] = headers
+        elif key == "body" and isinstance(value, Mapping):
+            form, changed = live_assertion(value, rule)
+            if form is not None:
+                out["body"] = form
+            if changed:
+                structural.append("body")
+        elif key == "error" and isinstance(value, Mapping) and _scripted(value.get("message"), rule):
+            out["error"] = {k: v for k, v in value.items() if k != "message"}
+            structural.append("error")
+        else:
+            out[key] = value
+    return out, hidden, structural
+
+
+def _merge_body(body: Any, changes: Mapping[str, Any]) -> Any:
+    if not isinstance(body, Mapping):
+        return body
+    merged = {**body}
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _expects_success(expect: Mapping[str, Any]) -> bool:
+    status = expect.get("status", 200)
+    statuses = status if isinstance(status, list) else [status]
+    return all(isinstance(s, int) and 200 <= s < 300 for s in statuses)
+
+
+def _bounded(
+    request: Mapping[str, Any], live: Mapping[str, Any], expect: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], int | None]:
+    """The cost guard on one request: a small max_tokens unless the rule's live block sets its own."""
+    body = request.get("body")
+    if not isinstance(body, Mapping):
+        return request, None
+    field_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    given = body.get(field_name)
+    live_body = live.get("body") or {}
+    if "max_tokens" in live_body or "max_completion_tokens" in live_body:
+        return request, given if isinstance(given, int) else None
+    if not _expects_success(expect) or any(f in body for f in _REASONING_FIELDS):
+        return request, given if isinstance(given, int) else None
+    if isinstance(given, int) and not isinstance(given, bool) and given <= LIVE_MAX_TOKENS:
+        return request, given
+    if given is not None and not isinstance(given, int):
+        return request, None  # a rule about a malformed max_tokens: leave it as it is
+    return {**request, "body": {**body, field_name: LIVE_MAX_TOKENS}}, LIVE_MAX_TOKENS
+
+
+def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
+    """How a rule variant runs live, or why it cannot (LiveForm.reason)."""
+    live = dict(rule.live or {})
+    if live.get("not_applicable"):
+        return LiveForm(reason=f"not runnable live: {live['not_applicable']}")
+    fault = None if live.get("body") else provoked_fault(rule)
+    if fault:
+        return LiveForm(reason=fault)
+    expect = rule.expect_for(variant)
+    for key, value in (live.get("expect") or {}).items():
+        if value is None:
+            expect.pop(key, None)
+        else:
+            expect[key] = value
+    judged, hidden, structural = live_expectations(rule, expect)
+    if _expects_success(judged) and "schema" not in judged and not judged.get("error"):
+        # A served answer is a valid chat.completion (chunks): the least any honest answer shows.
+        judged["schema"] = True
+        structural.append("schema")
+    adjusted = dict(rule.request)
+    if live.get("body"):
+        adjusted["body"] = _merge_body(adjusted.get("body"), live["body"])
+    request, max_tokens = _bounded(adjusted, live, judged)
+    if not judged:
+        return LiveForm(
+            reason="nothing the client side can observe: " + ", ".join(hidden) + " are not observable live"
+        )
+    live_rule = dataclasses.replace(
+        rule, request=request, expect=judged, when=(), level=str(live.get("level", rule.level))
+    )
+    return LiveForm(
+        rule=live_rule,
+        judged=tuple(judged),
+        not_observable=tuple(hidden),
+        structural=tuple(dict.fromkeys(structural)),
+        send_twice=bool(live.get("send_twice")),
+        max_tokens=max_tokens if _expects_success(judged) else 0,
+        prompt_bytes=int(request.get("pad_to_bytes") or len(json.dumps(request.get("body") or ""))),
+    )
+
+
+# --- cost guard -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    requests: int
+    max_tokens: int
+    unbounded: int  # requests whose output the request does not bound
+    prompt_bytes: int = 0
+
+    def describe(self, repeat: int) -> str:
+        extra = f" (+{self.unbounded} without a max_tokens bound)" if self.unbounded else ""
+        return (
+            f"live run: {self.requests} requests to the gateway (repeat {repeat}); they may produce at most "
+            f"{self.max_tokens} output tokens{extra} and send about {self.prompt_bytes // 4} prompt tokens "
+            f"({self.prompt_bytes} bytes)"
+        )
+
+
+def plan_cost(forms: Iterable[LiveForm], repeat: int) -> CostPlan:
+    requests = tokens = unbounded = size = 0
+    for form in forms:
+        if form.reason is not None:
+            continue
+        n = form.requests * repeat
+        requests += n
+        size += form.prompt_bytes * n
+        if form.max_tokens is None:
+            unbounded += n
+        else:
+            tokens += form.max_tokens * n
+    return CostPlan(requests, tokens, unbounded, size)
+
+
+def budget_cut(forms: Sequence[LiveForm], repeat: int, max_requests: int | None) -> int:
+    """How many of `forms` (in run order) fit in `max_requests`; all of them without a limit."""
+    if max_requests is None:
+        return len(forms)
+    used = 0
+    for index, form in enumerate(forms):
+        need = 0 if form.reason is not None else form.requests * repeat
+        if used + need > max_requests:
+            return index
+        used += need
+    return len(forms)
+
+
+def reported_tokens(exchange: Any) -> dict[str, int]:
+    """prompt / completion tokens the gateway reported in one answer (0 when it reported none)."""
+    from harness.checks import views
+
+    if exchange is None or exchange.response.status is None:
+        return {"prompt_tokens": 0, "completion_tokens": 0}
+    try:
+        document = views.gateway_answer(exchange).document
+    except Exception:  # a garbled answer reports no tokens; its rule says what is wrong with it
+        return {"prompt_tokens": 0, "completion_tokens": 0}
+    usage = document.get("usage") if isinstance(document, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    out = {}
+    for name, alias in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
+        value = usage.get(name, usage.get(alias))
+        out[name] = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return out
+
+
+# --- running ----------------------------------------------------------------------------------------
+
+
+def run_live(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client) -> Outcome:
+    """Run a rule variant live `target.repeat` times; PASS only when every run passed, FLAKY when some did."""
+    from harness import runner
+
+    started = time.monotonic()
+    form = live_form(rule, variant)
+    if form.reason is not None or form.rule is None:
+        return runner.Outcome(rule.id, variant, NOT_APPLICABLE, reason=form.reason or "")
+    runs: list[Outcome] = []
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+    for _ in range(max(target.repeat, 1)):
+        if form.send_twice:  # prime the provider's prompt cache; the second answer is judged
+            primer = runner.run_once(form.rule, variant, target, client, None)
+            for k, v in reported_tokens(primer.exchange).items():
+                tokens[k] += v
+        run = runner.run_once(form.rule, variant, target, client, None)
+        for k, v in reported_tokens(run.exchange).items():
+            tokens[k] += v
+        runs.append(run)
+    passed = sum(1 for r in runs if r.outcome == PASS)
+    worst = next((r for r in runs if r.outcome != PASS), runs[-1])
+    if passed == len(runs):
+        outcome = PASS
+    elif passed and worst.outcome in (FAIL, WARN):
+        outcome = FLAKY
+    else:
+        outcome = worst.outcome
+    live = {
+        **form.coverage(),
+        "repeat": len(runs),
+        "passed": passed,
+        "outcomes": [r.outcome for r in runs],
+        "tokens": tokens,
+    }
+    return dataclasses.replace(worst, outcome=outcome, duration=time.monotonic() - started, live=live)
+
+
+def over_budget(rule: Rule, variant: Mapping[str, Any], message: str) -> Outcome:
+    from harness import runner
+
+    return runner.Outcome(rule.id, variant, SKIP, reason=message)
+
+
+__all__ = [
+    "LIVE_MAX_TOKENS",
+    "NOT_OBSERVABLE",
+    "CostPlan",
+    "LiveForm",
+    "budget_cut",
+    "live_assertion",
+    "live_expectations",
+    "live_form",
+    "live_usage",
+    "over_budget",
+    "plan_cost",
+    "provoked_fault",
+    "reported_tokens",
+    "run_live",
+]

@@ -1,0 +1,194 @@
+"""The live provider simulator as an ASGI app and a loopback server (`serve-upstream --simulate`).
+
+Anthropic Messages (`…/messages`) and OpenAI-compatible Chat Completions (`…/chat/completions`, under any base
+path) answered by `harness.replay.simulator` from the request alone. `GET /__gc/health` answers ok and
+`GET /__gc/stats` counts the provider calls (so a test can see live traffic went here and nowhere else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import secrets
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from harness.replay import server as server_module
+from harness.replay import simulator as sim
+
+
+class CutStream(Response):
+    """An SSE body sent in pieces cut at arbitrary byte offsets."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        super().__init__(status_code=200, media_type="text/event-stream")
+        self.pieces = pieces
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # No content-length: the body is streamed (Response would announce the empty initial body's 0).
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for piece in self.pieces:
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class Simulator:
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+        self.cache = sim.PrefixCache()
+        self.calls = {"anthropic": 0, "openai": 0, "other": 0}
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "simulator": True})
+
+    async def stats(self, request: Request) -> Response:
+        return JSONResponse({"calls": dict(self.calls)})
+
+    async def provider(self, request: Request) -> Response:
+        path = request.url.path
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError:
+            body = None
+        if request.method == "POST" and path.endswith("/messages"):
+            self.calls["anthropic"] += 1
+            return self._anthropic(body)
+        if request.method == "POST" and path.endswith("/chat/completions"):
+            self.calls["openai"] += 1
+            return self._openai(body)
+        self.calls["other"] += 1
+        return JSONResponse(
+            {"error": {"message": f"no endpoint {request.method} {path}", "type": "not_found"}}, 404
+        )
+
+    def _anthropic(self, body: Any) -> Response:
+        if not isinstance(body, dict):
+            return _anthropic_error("the request body must be a JSON object")
+        try:
+            ask = sim.anthropic_ask(body)
+        except sim.SimulatorRequestError as exc:
+            return _anthropic_error(str(exc))
+        gen = sim.generate(ask, self.rng, self.cache, "toolu_")
+        message = sim.anthropic_message(
+            gen, str(body.get("model")), f"msg_{secrets.token_hex(12)}", secrets.token_urlsafe(24)
+        )
+        if body.get("stream") is not True:
+            return JSONResponse(message, headers={"request-id": f"req_{secrets.token_hex(12)}"})
+        data = sim.sse(sim.anthropic_events(message, self.rng))
+        return CutStream(sim.cut_bytes(data, self.rng))
+
+    def _openai(self, body: Any) -> Response:
+        if not isinstance(body, dict):
+            return _openai_error("the request body must be a JSON object")
+        try:
+            ask = sim.openai_ask(body)
+        except sim.SimulatorRequestError as exc:
+            return _openai_error(str(exc))
+        gen = sim.generate(ask, self.rng, self.cache, "call_")
+        completion = sim.openai_completion(
+            gen, str(body.get("model")), f"chatcmpl-{secrets.token_hex(12)}", int(time.time())
+        )
+        if body.get("stream") is not True:
+            return JSONResponse(completion)
+        options = sim.as_object(body.get("stream_options"))
+        chunks = sim.openai_chunks(completion, options.get("include_usage") is True, self.rng)
+        data = sim.sse([*((None, c) for c in chunks), (None, "[DONE]")])
+        return CutStream(sim.cut_bytes(data, self.rng))
+
+
+def _anthropic_error(message: str) -> Response:
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return JSONResponse(body, 400)
+
+
+def _openai_error(message: str) -> Response:
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    return JSONResponse(body, 400)
+
+
+def build_simulator_app(simulator: Simulator | None = None) -> Starlette:
+    s = simulator or Simulator()
+    routes = [
+        Route("/__gc/health", s.health, methods=["GET"]),
+        Route("/__gc/stats", s.stats, methods=["GET"]),
+        Route("/{path:path}", s.provider, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.simulator = s
+    return app
+
+
+class SimulatorServer:
+    """The simulator on a loopback port, on a background thread (like ReplayServer).
+
+    >>> with SimulatorServer() as server:
+    ...     server.url  # 'http://127.0.0.1:54321' — the gateway's Anthropic / OpenAI-compatible base URL
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, seed: int | None = None) -> None:
+        self.simulator = Simulator(seed)
+        self.app = build_simulator_app(self.simulator)
+        self.host, self._port = host, port
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return server_module._url(self.host, self._port)
+
+    def start(self, timeout: float = 10.0) -> SimulatorServer:
+        sock = server_module._bind(self.host, self._port)
+        self._port = sock.getsockname()[1]
+        server = uvicorn.Server(server_module._config(self.app, log_level="warning", access_log=False))
+        self._server = server
+
+        def run() -> None:
+            try:
+                asyncio.run(server.serve(sockets=[sock]))
+            finally:
+                sock.close()
+
+        self._thread = threading.Thread(target=run, name=f"simulator:{self._port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the simulator did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> SimulatorServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_simulator_foreground(sock: socket.socket) -> None:
+    """`gateway-conformance serve-upstream --simulate`: serve on `sock` with access logs until Ctrl-C."""
+    config = server_module._config(
+        build_simulator_app(), log_level="info", access_log=True, log_config=uvicorn.config.LOGGING_CONFIG
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[sock])

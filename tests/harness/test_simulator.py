@@ -1,0 +1,194 @@
+"""The live provider simulator answers from the request alone: limits, stop sequences, tools, thinking, caching,
+output schemas, and streams cut at arbitrary byte offsets."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+
+from harness.replay import simulator as sim
+from harness.replay.sim_app import SimulatorServer
+
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+    "required": ["city"],
+}
+
+
+def _anthropic(**fields: Any) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "max_tokens": 256,
+        "messages": [{"role": "user", "content": "hello there"}],
+        **fields,
+    }
+
+
+def _gen(body: dict[str, Any], seed: int = 1, cache: sim.PrefixCache | None = None) -> sim.Generated:
+    return sim.generate(sim.anthropic_ask(body), random.Random(seed), cache or sim.PrefixCache(), "toolu_")
+
+
+def test_text_varies_and_ends_the_turn() -> None:
+    answers = {_gen(_anthropic(), seed).text for seed in range(8)}
+    assert len(answers) > 1 and all(answers)
+    assert {_gen(_anthropic(), s).stop for s in range(8)} == {"end"}
+
+
+def test_max_tokens_is_honoured_with_the_right_stop_reason() -> None:
+    gen = _gen(_anthropic(max_tokens=1))
+    assert gen.stop == "max_tokens" and gen.output_tokens == 1
+    message = sim.anthropic_message(gen, "m", "msg_1", "sig")
+    assert message["stop_reason"] == "max_tokens"
+    completion = sim.openai_completion(
+        sim.generate(
+            sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}),
+            random.Random(1),
+            sim.PrefixCache(),
+            "call_",
+        ),
+        "m",
+        "c",
+        1,
+    )
+    assert completion["choices"][0]["finish_reason"] == "length"
+
+
+def test_stop_sequences_cut_the_text() -> None:
+    gen = _gen(
+        _anthropic(stop_sequences=["STOP"], messages=[{"role": "user", "content": "say one two STOP three"}])
+    )
+    assert gen.stop == "stop_sequence" and gen.stop_sequence == "STOP" and "STOP" not in gen.text
+
+
+def test_forced_auto_and_no_tool_choice() -> None:
+    tools = [
+        {"name": "get_weather", "input_schema": WEATHER},
+        {"name": "get_time", "input_schema": {"type": "object"}},
+    ]
+    forced = _gen(_anthropic(tools=tools, tool_choice={"type": "tool", "name": "get_time"}))
+    assert [c.name for c in forced.tool_calls] == ["get_time"] and forced.stop == "tool"
+    auto = _gen(_anthropic(tools=tools, messages=[{"role": "user", "content": "The weather in Oslo?"}]))
+    assert [c.name for c in auto.tool_calls] == ["get_weather"]
+    jsonschema.validate(dict(auto.tool_calls[0].arguments), WEATHER)
+    unrelated = _gen(_anthropic(tools=tools))
+    assert unrelated.tool_calls == () and unrelated.stop == "end"
+    none = _gen(
+        _anthropic(
+            tools=tools, tool_choice={"type": "none"}, messages=[{"role": "user", "content": "weather?"}]
+        )
+    )
+    assert none.tool_calls == ()
+    both = _gen(_anthropic(tools=tools, messages=[{"role": "user", "content": "weather and time please"}]))
+    assert [c.name for c in both.tool_calls] == ["get_weather", "get_time"]
+    one = _gen(
+        _anthropic(
+            tools=tools,
+            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+            messages=[{"role": "user", "content": "weather and time"}],
+        )
+    )
+    assert len(one.tool_calls) == 1
+
+
+def test_a_tool_result_is_answered_in_text() -> None:
+    tools = [{"name": "get_weather", "input_schema": WEATHER}]
+    messages = [
+        {"role": "user", "content": "weather in Oslo?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Oslo"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]},
+    ]
+    assert _gen(_anthropic(tools=tools, messages=messages)).tool_calls == ()
+
+
+def test_thinking_when_asked() -> None:
+    gen = _gen(_anthropic(thinking={"type": "enabled", "budget_tokens": 1024}))
+    assert gen.thinking and gen.thinking_tokens > 0
+    assert sim.anthropic_message(gen, "m", "i", "sig")["content"][0]["type"] == "thinking"
+    assert not _gen(_anthropic()).thinking
+    ask = sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high"})
+    completion = sim.openai_completion(
+        sim.generate(ask, random.Random(1), sim.PrefixCache(), "c"), "m", "c", 1
+    )
+    assert completion["choices"][0]["message"]["reasoning_content"]
+    assert completion["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0
+
+
+def test_cache_creation_then_cache_reads_for_a_repeated_prefix() -> None:
+    system = [{"type": "text", "text": "policy " * 1200, "cache_control": {"type": "ephemeral"}}]
+    cache = sim.PrefixCache()
+    first = _gen(_anthropic(system=system), cache=cache)
+    second = _gen(
+        _anthropic(system=system, messages=[{"role": "user", "content": "another question"}]), cache=cache
+    )
+    assert first.cache_write > 0 and first.cache_read == 0
+    assert second.cache_read == first.cache_write and second.cache_write == 0
+    short = _gen(
+        _anthropic(system=[{"type": "text", "text": "short", "cache_control": {"type": "ephemeral"}}]),
+        cache=cache,
+    )
+    assert short.cache_read == short.cache_write == 0  # below the smallest cacheable prefix
+    plain = {"messages": [{"role": "system", "content": "rules " * 1500}, {"role": "user", "content": "q1"}]}
+    openai_cache = sim.PrefixCache()
+    one = sim.generate(sim.openai_ask(plain), random.Random(1), openai_cache, "c")
+    two = sim.generate(
+        sim.openai_ask({**plain, "messages": [plain["messages"][0], {"role": "user", "content": "q2"}]}),
+        random.Random(1),
+        openai_cache,
+        "c",
+    )
+    assert one.cache_read == 0 and two.cache_read >= 1024 and two.cache_read % 128 == 0
+
+
+def test_output_schema_is_honoured() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "tag": {"enum": ["a", "b"]}},
+        "required": ["n", "tag"],
+    }
+    gen = _gen(_anthropic(output_config={"format": {"type": "json_schema", "schema": schema}}))
+    jsonschema.validate(json.loads(gen.text), schema)
+
+
+def test_a_refused_request_is_a_provider_error() -> None:
+    with pytest.raises(sim.SimulatorRequestError, match="max_tokens"):
+        sim.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+
+
+def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() -> None:
+    with SimulatorServer(seed=3) as server, httpx.Client(trust_env=False) as client:
+        body = _anthropic(
+            stream=True,
+            tools=[{"name": "get_weather", "input_schema": WEATHER}],
+            messages=[{"role": "user", "content": "weather in Oslo"}],
+        )
+        with client.stream("POST", f"{server.url}/v1/messages", json=body) as response:
+            pieces = list(response.iter_raw())
+        plain = client.post(
+            f"{server.url}/compatible-mode/v1/chat/completions",
+            json={
+                "messages": [{"role": "user", "content": "hi"}],
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            },
+        )
+        stats = client.get(f"{server.url}/__gc/stats").json()
+    assert len(pieces) > 3
+    raw = b"".join(pieces).decode()
+    events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
+    assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
+    arguments = "".join(
+        e["delta"].get("partial_json", "") for e in events if e["type"] == "content_block_delta"
+    )
+    jsonschema.validate(json.loads(arguments), WEATHER)
+    chunks = [line[6:] for line in plain.text.splitlines() if line.startswith("data: ")]
+    assert chunks[-1] == "[DONE]" and json.loads(chunks[-2])["choices"] == []
+    assert stats["calls"] == {"anthropic": 1, "openai": 1, "other": 0}
