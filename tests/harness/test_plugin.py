@@ -280,6 +280,14 @@ def _every_other_call_fails() -> Starlette:
     count = {"n": 0}
 
     async def chat(request: Request) -> Response:
+        if not (await request.json()).get("messages"):  # the harness's preflight, before any rule
+            error = {
+                "message": "messages: required",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+            return JSONResponse({"error": error}, 400)
         count["n"] += 1
         if count["n"] % 2 == 0:
             return JSONResponse(

@@ -337,7 +337,7 @@ def test_xfail_counted_with_reason_and_ticket_in_table_summary_and_certificate(
     summary = markdown_summary([document])
     assert any(line.startswith("| area |") and line.endswith("| xfail |") for line in summary.splitlines())
     # refuse-n and overloaded pass, needs-slow is not applicable, both text variants are known failures.
-    assert "| **all** | 2 | 0 | 0 | 1 | 0 | 2 |" in summary
+    assert "| **all** | 2 | 0 | 0 | 0 | 1 | 0 | 2 |" in summary
     assert (
         "| `ezat/test/text` [stream=true] | leaks Anthropic stop reasons | TINY-1 | 2999-01-01 |" in summary
     )
