@@ -38,6 +38,14 @@ def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_certify_options(c)
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
+    c.add_argument(
+        "--fuzz-examples",
+        type=int,
+        default=40,
+        metavar="N",
+        help="embedded run: also send N hostile requests to each profile's gateway (fixed seed; its "
+        "`robustness` area; 0: none; default 40; not with --rule). `gateway-conformance fuzz` runs more.",
+    )
     c.set_defaults(func=certify)
 
 
@@ -106,7 +114,11 @@ def certify(args: argparse.Namespace) -> int:
                 print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
         with orchestrate.fresh_output(report_dir):
             documents = orchestrate.certify_embedded(
-                selected, features=args.feature, report_dir=report_dir, extra=extra
+                selected,
+                features=args.feature,
+                report_dir=report_dir,
+                extra=extra,
+                fuzz_examples=0 if args.rule else max(args.fuzz_examples, 0),
             )
     write_reports(report_dir, documents)
     print()

@@ -365,23 +365,28 @@ def _specs_dir_of(extra: Sequence[str]) -> str | None:
 
 
 def certify_embedded(
-    profiles: Sequence[str], *, features: Sequence[str], report_dir: Path, extra: Sequence[str]
+    profiles: Sequence[str],
+    *,
+    features: Sequence[str],
+    report_dir: Path,
+    extra: Sequence[str],
+    fuzz_examples: int = 0,
 ) -> list[dict[str, Any]]:
-    """Certify the embedded reference gateway, one profile after the other, over one replay upstream."""
-
-    from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
+    """Certify the embedded reference gateway, one profile after the other, over one replay upstream; with
+    `fuzz_examples`, each profile's run also fuzzes the gateway (its `robustness` area)."""
+    from harness.fuzz import tapped_replay
 
     key = "gc-" + secrets.token_hex(16)
     documents: list[dict[str, Any]] = []
-    with ReplayServer(cassettes_dir()) as replay:
+    with tapped_replay() as (replay_url, tap):
+        tap.enabled = False  # the catalog's bodies need not be kept; only fuzz reads them
         for profile in profiles:
-            with reference_gateway(profile, replay.url, key, report_dir / profile / "gateway.log") as url:
+            with reference_gateway(profile, replay_url, key, report_dir / profile / "gateway.log") as url:
                 run = Run(
                     profile=profile,
                     gateway_url=url,
                     description="reference gateway (embedded)",
-                    replay_url=replay.url,
+                    replay_url=replay_url,
                     features=(*embedded_features(profile), *features),
                     # The reference gateway and replay upstream stop with this run: rerun through certify.
                     rerun_base=rerun_line(
@@ -392,11 +397,44 @@ def certify_embedded(
                 )
                 print(
                     f"certifying the embedded reference gateway against profile {profile} "
-                    f"(replay upstream at {replay.url})",
+                    f"(replay upstream at {replay_url})",
                     flush=True,
                 )
-                documents.append(run_pytest(run, report_dir / profile, key, extra))
+                document = run_pytest(run, report_dir / profile, key, extra)
+                if fuzz_examples:
+                    document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
+                documents.append(document)
     return documents
+
+
+def with_robustness(
+    document: dict[str, Any], run: Run, key: str, tap: Any, examples: int, out_dir: Path
+) -> dict[str, Any]:
+    """`document` with a bounded fuzz of the same gateway added as its `robustness` area (fixed seed)."""
+    from harness.fuzz import fuzz_profile
+    from harness.fuzz.document import results_document
+    from harness.outcomes import count_outcomes
+
+    tap.take()
+    tap.enabled = True
+    try:
+        fuzzed = fuzz_profile(
+            run.profile, run.gateway_url, key, tap, examples=examples, seconds=60.0, seed=1, timeout=30.0,
+            spill_dir=out_dir,
+        )  # fmt: skip
+    finally:
+        tap.enabled = False
+        tap.take()
+    robustness = results_document(
+        fuzzed, examples=examples, seed=1, replay_url=run.replay_url, description=run.description
+    )
+    print(f"fuzzed {run.profile}: {examples} hostile requests, {robustness['totals']}", flush=True)
+    results = [*document["results"], *robustness["results"]]
+    merged = {**document, "results": results, "totals": count_outcomes(results)}
+    (out_dir / "results.json").write_text(
+        json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return merged
 
 
 # --- the compatibility matrix ---------------------------------------------------------------------

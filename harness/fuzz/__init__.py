@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
+
 EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
 KEY_ENV = "GC_GATEWAY_KEY"
 _BATCH = 250  # examples per hypothesis run; `--seconds` is checked between batches
 
 
-class FuzzConfigError(Exception):
+class FuzzConfigError(ConfigError):
     """Bad configuration: exit 3."""
 
 
@@ -73,6 +75,7 @@ class UpstreamTap:
         self.app = app
         self._lock = threading.Lock()
         self._bodies: list[bytes] = []
+        self.enabled = True  # certify keeps the tap off while the catalog runs
 
     def take(self) -> list[bytes]:
         with self._lock:
@@ -80,7 +83,7 @@ class UpstreamTap:
         return bodies
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("path", "").startswith("/__gc/"):
+        if not self.enabled or scope["type"] != "http" or scope.get("path", "").startswith("/__gc/"):
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []

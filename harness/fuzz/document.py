@@ -80,27 +80,19 @@ class _Violation:
 def results_document(
     run: Any, *, examples: int, seed: int, replay_url: str | None, description: str
 ) -> dict[str, Any]:
-    from harness import __version__
+    """The fuzz run as a results document of its own (the same shape as a catalog run's)."""
+    from harness.report.document import results_document as document
 
     style = style_for(run.profile)
-    results = [_result(run, inv, style.doc, examples, seed) for inv in invariants(style)]
-    totals = dict.fromkeys(OUTCOMES, 0)
-    for result in results:
-        totals[result["outcome"]] += 1
-    return {
-        "suite": {"name": "gateway-conformance", "version": __version__},
-        "profile": {"name": run.profile, "doc": style.doc},
-        "target": {
+    return document(
+        profile={"name": run.profile, "doc": style.doc},
+        target={
             "gateway_url": run.gateway_url,
             "upstream": "replay",
             "replay_url": replay_url,
             "description": description,
         },
-        "timings": {
-            "started": run.started,
-            "finished": run.finished,
-            "duration": round(run.finished - run.started, 3),
-        },
-        "totals": totals,
-        "results": results,
-    }
+        results=[_result(run, inv, style.doc, examples, seed) for inv in invariants(style)],
+        started=run.started,
+        finished=run.finished,
+    )

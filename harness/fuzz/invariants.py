@@ -81,15 +81,26 @@ STYLES: Mapping[str, ErrorStyle] = {
         forwards_upstream_errors=True,
         other_content_types_refused=True,
     ),
+    # Relay names no error section; its errors are OpenAI's because the endpoint is "OpenAI-compatible" (a
+    # reading, in each invariant's `reading`), and an unknown model or provider failure may be a 5xx.
+    "relay": ErrorStyle(
+        doc="relay-chat-completions",
+        shapes=("envelope",),
+        envelope_quote=(
+            "Chat completions",
+            "OpenAI-compatible, so most SDKs work by changing only the base URL and key.",
+        ),
+    ),
 }
 
 
 def style_for(profile: str) -> ErrorStyle:
-    """The profile's style; a profile not listed is held to OpenAI's envelope and no 5xx."""
+    """The profile's style; a profile not listed (a user's own) is held to OpenAI's envelope and no 5xx, and
+    its invariants quote no sentence of its doc (they cite the suite's premise: an OpenAI-compatible endpoint)."""
     return STYLES.get(profile) or ErrorStyle(
         doc=f"{profile}-chat-completions",
         shapes=("envelope",),
-        envelope_quote=("Errors", "Errors use OpenAI's envelope"),
+        envelope_quote=("(the whole doc)", "an OpenAI-compatible Chat Completions endpoint"),
     )
 
 

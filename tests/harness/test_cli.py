@@ -126,3 +126,23 @@ def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.C
         "(all)",
         str(document["totals"]["PASS"]),
     ]
+
+
+def test_the_embedded_certify_fuzzes_each_gateway_into_a_robustness_area(tmp_path: Path) -> None:
+    """Issue 13: certify's embedded run also sends a small fixed-seed budget of hostile requests."""
+    from harness.orchestrate import certify_embedded
+
+    (document,) = certify_embedded(
+        ["ezat"], features=[], report_dir=tmp_path, extra=["--rule", "ezat/finish/end-turn"], fuzz_examples=12
+    )
+    robustness = [r for r in document["results"] if r["area"] == "robustness"]
+    assert {r["rule_id"] for r in robustness} >= {
+        "robustness/no-5xx-for-client-errors",
+        "robustness/error-envelope",
+    }
+    assert all(r["outcome"] == "PASS" for r in robustness), [r["violations"] for r in robustness]
+    on_disk = json.loads((tmp_path / "ezat" / "results.json").read_text())
+    assert on_disk["totals"] == document["totals"] and on_disk["totals"]["PASS"] == len(
+        [r for r in document["results"] if r["outcome"] == "PASS"]
+    )
+    jsonschema.Draft202012Validator(json.loads(schema_path("report").read_text())).validate(on_disk)
