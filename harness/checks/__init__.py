@@ -6,23 +6,11 @@ yield errors); `run_checks` runs the kinds a rule's `expect` names. No I/O, no c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
+from harness.checks.violation import Check, Violation
 from harness.exchange import Exchange
-
-
-@dataclass(frozen=True)
-class Violation:
-    check: str  # the check kind (the `expect` key)
-    path: str  # where: a JSON path, "status", a header name, "stream[3]", ...
-    expected: Any
-    actual: Any
-    message: str
-
-
-Check = Callable[[Any, Exchange], Iterator[Violation]]
 
 CHECKS: dict[str, Check] = {}
 
@@ -37,7 +25,7 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
     return violations
 
 
-# Registration: imported last, because the check modules import `Violation` from this package.
+# Registration: the check modules, each importing `Violation` from harness.checks.violation.
 from harness.checks import listener as _listener  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
@@ -70,3 +58,5 @@ CHECKS.update(
         **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/live.py)
     }
 )
+
+__all__ = ["CHECKS", "Check", "Violation", "run_checks"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.checks import Violation
 from harness.checks.matchers import short
+from harness.checks.violation import Violation
 from harness.exchange import Exchange
 
 

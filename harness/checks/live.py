@@ -10,8 +10,9 @@ from typing import Any
 
 import jsonschema
 
-from harness.checks import Violation, views
+from harness.checks import views
 from harness.checks.matchers import short
+from harness.checks.violation import Violation
 from harness.exchange import Exchange
 
 

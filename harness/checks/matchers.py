@@ -14,8 +14,8 @@ from typing import Any, Final
 import jsonpath
 import jsonschema
 
-from harness.checks import Violation
 from harness.checks.refs import References, RefError
+from harness.checks.violation import Violation
 from harness.errors import CheckError
 
 # RFC 9535 only: no python-jsonpath extensions, so rules stay portable to other harness languages.

@@ -6,10 +6,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.checks import Violation, answer, expr, views
+from harness.checks import answer, expr, views
 from harness.checks.matchers import check_path_assertions, json_equal, json_type, match_values, short
 from harness.checks.refs import References, RefError
 from harness.checks.schemas import validate
+from harness.checks.violation import Violation
 from harness.exchange import Exchange
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")

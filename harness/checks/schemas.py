@@ -13,8 +13,8 @@ from typing import Any
 
 import jsonschema
 
-from harness.checks import Violation
 from harness.checks.matchers import short
+from harness.checks.violation import Violation
 from harness.paths import schema_path
 
 MAX_ERRORS = 20  # per document: one broken chunk shape repeated 500 times helps nobody

@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.checks import Violation, views
+from harness.checks import views
 from harness.checks.matchers import json_equal, json_type, short
 from harness.checks.response import FINISH_REASONS, no_response
+from harness.checks.violation import Violation
 from harness.exchange import Exchange
 
 DEFAULT_FIRST_DELTA: Mapping[str, Any] = {"role": "assistant", "content": ""}
