@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     from harness.runner import Outcome, Target
 
 # Expectations only the upstream side can see (what the gateway sent, how often).
-NOT_OBSERVABLE = ("upstream", "upstream_calls", "upstream_headers", "upstream_schema")
+NOT_OBSERVABLE = (
+    "upstream",
+    "upstream_calls",
+    "upstream_headers",
+    "upstream_schema",
+    "upstream_raw",
+    "upstream_compare",
+    "upstream_path",
+)
 # Two answers of a real model differ, so a stream and a separate non-stream call cannot be compared.
 NOT_COMPARABLE = ("stream_matches_nonstream",)
 # A small output budget for live requests (cost guard); a rule's `live.body` may set more.

@@ -149,7 +149,7 @@ def _instruction_text(system: Any, messages: Sequence[Any]) -> str:
 
 # Instructions a model follows to the letter, whoever gives them (system prompt or user): the only word to
 # reply with, and counting.
-_ONLY_WORD_RE = re.compile(r"\breply with only the word \W*([A-Za-z]+)", re.IGNORECASE)
+_ONLY_WORD_RE = re.compile(r"\breply with only the word\W+([A-Za-z]+)", re.IGNORECASE)
 _COUNT_RE = re.compile(r"\bcount from (\d{1,3}) to (\d{1,3})\b", re.IGNORECASE)
 
 

@@ -42,7 +42,18 @@ def _rule(expect: dict[str, Any], *, upstream: Any = None, live: Any = None, bod
 # --- the live form of each expectation kind -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["upstream", "upstream_calls", "upstream_headers", "upstream_schema"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "upstream",
+        "upstream_calls",
+        "upstream_headers",
+        "upstream_schema",
+        "upstream_raw",
+        "upstream_compare",
+        "upstream_path",
+    ],
+)
 def test_upstream_side_expectations_are_not_observable(key: str) -> None:
     judged, hidden, structural = live_expectations(_rule({}), {"status": 200, key: 1})
     assert judged == {"status": 200} and hidden == [key] and structural == []
