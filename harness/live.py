@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     from harness.runner import Outcome, Target
 
 # Expectations only the upstream side can see (what the gateway sent, how often).
-NOT_OBSERVABLE = ("upstream", "upstream_calls", "upstream_headers", "upstream_schema")
+NOT_OBSERVABLE = (
+    "upstream",
+    "upstream_calls",
+    "upstream_headers",
+    "upstream_schema",
+    "upstream_raw",
+    "upstream_compare",
+    "upstream_path",
+)
 # Two answers of a real model differ, so a stream and a separate non-stream call cannot be compared.
 NOT_COMPARABLE = ("stream_matches_nonstream",)
 # A small output budget for live requests (cost guard); a rule's `live.body` may set more.
@@ -53,6 +61,12 @@ class LiveForm:
     send_twice: bool = False  # send once to prime (prompt caching), judge the second answer
     max_tokens: int | None = None  # the output bound of each request (None: not bounded by the request)
     prompt_bytes: int = 0  # the size of the request body template (pad_to_bytes when it sets one)
+    generic_schema: bool = False  # `schema: true` was added because the rule judges a served answer
+
+    @property
+    def specific(self) -> tuple[str, ...]:
+        """Judged keys that come from the rule itself: not `status`, not the `schema: true` every 2xx gets."""
+        return tuple(k for k in self.judged if k != "status" and not (k == "schema" and self.generic_schema))
 
     @property
     def requests(self) -> int:
@@ -68,6 +82,7 @@ class LiveForm:
             "judged": list(self.judged),
             "not_observable": list(self.not_observable),
             "structural": list(self.structural),
+            "specific": list(self.specific),
             "adjusted": bool(self.rule is not None and self.rule.live and self.rule.live.get("body")),
         }
 
@@ -309,10 +324,12 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
         else:
             expect[key] = value
     judged, hidden, structural = live_expectations(rule, expect)
+    generic_schema = False
     if _expects_success(judged) and "schema" not in judged and not judged.get("error"):
         # A served answer is a valid chat.completion (chunks): the least any honest answer shows.
         judged["schema"] = True
         structural.append("schema")
+        generic_schema = True
     adjusted = dict(rule.request)
     if live.get("body"):
         adjusted["body"] = _merge_body(adjusted.get("body"), live["body"])
@@ -332,6 +349,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
         send_twice=bool(live.get("send_twice")),
         max_tokens=max_tokens if _expects_success(judged) else 0,
         prompt_bytes=int(request.get("pad_to_bytes") or len(json.dumps(request.get("body") or ""))),
+        generic_schema=generic_schema,
     )
 
 

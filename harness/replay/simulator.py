@@ -137,6 +137,36 @@ def _last_user_text(messages: Sequence[Any]) -> str:
     return ""
 
 
+def _instruction_text(system: Any, messages: Sequence[Any]) -> str:
+    """The text a model takes instructions from: the system prompt and every system, developer and user turn."""
+    turns = [
+        _text_of(m.get("content"))
+        for m in messages
+        if isinstance(m, Mapping) and m.get("role") in ("system", "developer", "user")
+    ]
+    return " ".join(t for t in (_text_of(system), *turns) if t)
+
+
+# Instructions a model follows to the letter, whoever gives them (system prompt or user): the only word to
+# reply with, and counting.
+_ONLY_WORD_RE = re.compile(r"\breply with only the word\W+([A-Za-z]+)", re.IGNORECASE)
+_COUNT_RE = re.compile(r"\bcount from (\d{1,3}) to (\d{1,3})\b", re.IGNORECASE)
+
+
+def _instructed_text(instructions: str, prompt: str) -> str | None:
+    """The reply an explicit instruction fixes (the last "reply with only the word X"; "count from A to B"),
+    or None when nothing in the conversation fixes it."""
+    words = _ONLY_WORD_RE.findall(instructions)
+    if words:
+        return str(words[-1])
+    count = _COUNT_RE.search(prompt)
+    if count:
+        low, high = int(count.group(1)), int(count.group(2))
+        if low <= high:
+            return ", ".join(str(n) for n in range(low, high + 1)) + "."
+    return None
+
+
 def _answers_tool_result(messages: Sequence[Any]) -> bool:
     """The conversation's last turn hands back a tool result: a model answers it in text."""
     if not messages or not isinstance(messages[-1], Mapping):
@@ -242,6 +272,7 @@ class Ask:
     # Anthropic: the request up to its last cache breakpoint; OpenAI-compatible (cache_auto): the whole prompt.
     cache_prefix: str | None = None
     cache_auto: bool = False
+    instructions: str = ""  # system prompt plus system, developer and user turns (_instruction_text)
 
 
 def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -> Generated:
@@ -297,7 +328,7 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
     elif ask.json_object:
         text = json.dumps({"answer": " ".join(rng.choice(_WORDS) for _ in range(3))})
     else:
-        text = _prose(ask.prompt, rng)
+        text = _instructed_text(ask.instructions, ask.prompt) or _prose(ask.prompt, rng)
     text, stop_sequence = _cut_at_stop(text, ask.stops)
     text, cut = _limit(text, budget)
     stop = "max_tokens" if cut else "stop_sequence" if stop_sequence else "end"
@@ -362,6 +393,7 @@ def anthropic_ask(body: Mapping[str, Any]) -> Ask:
         thinking=wants_thinking,
         output_schema=fmt.get("schema") if fmt.get("type") == "json_schema" else None,
         cache_prefix=_anthropic_cache_prefix(body),
+        instructions=_instruction_text(system, messages),
     )
 
 
@@ -536,6 +568,7 @@ def openai_ask(body: Mapping[str, Any]) -> Ask:
         json_object=fmt.get("type") == "json_object",
         cache_prefix=all_text,
         cache_auto=True,
+        instructions=_instruction_text(None, messages),
     )
 
 

@@ -182,8 +182,11 @@ def _live_table(document: Mapping[str, Any]) -> str:
     if not live_report.is_live(document):
         return ""
     head = "".join(f"<th>{esc(live_report.LABELS[c])}</th>" for c in live_report.COLUMNS)
+    head += "<th>beyond status (specific)</th>"
     rows = "".join(
-        f"<tr><td>{esc(area)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in live_report.COLUMNS) + "</tr>"
+        f"<tr><td>{esc(area)}</td>"
+        + "".join(f"<td>{counts[c]}</td>" for c in live_report.COLUMNS)
+        + f"<td>{esc(live_report.share(counts))}</td></tr>"
         for area, counts in live_report.coverage_rows(document)
     )
     return f'<h4>Live coverage</h4><table class="areas"><tr><th>area</th>{head}</tr>{rows}</table>'

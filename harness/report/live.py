@@ -13,6 +13,9 @@ from urllib.parse import urlsplit
 
 COLUMNS = ("full", "client_only", "not_live")
 LABELS = {"full": "fully judged", "client_only": "client side only", "not_live": "not runnable live"}
+# Beside the columns: rule variants run live that judged something of the rule's own beyond the status code
+# (not only the `schema: true` every 2xx rule gets) — the issue's measure of live coverage.
+SPECIFIC = "specific"
 
 
 def is_live(document: Mapping[str, Any]) -> bool:
@@ -28,15 +31,31 @@ def coverage_kind(result: Mapping[str, Any]) -> str:
     return "client_only" if live.get("not_observable") or live.get("structural") else "full"
 
 
+def is_specific(result: Mapping[str, Any]) -> bool:
+    """Run live and judged at least one expectation of the rule's own beyond the status code."""
+    live = result.get("live_coverage")
+    return coverage_kind(result) != "not_live" and bool(live and live.get("specific"))
+
+
 def coverage_rows(document: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
-    """Per area (sorted) and `(all)`: how many rule variants fall in each coverage column."""
+    """Per area (sorted) and `(all)`: how many rule variants fall in each coverage column, and how many of
+    them are `specific` (is_specific)."""
     areas: dict[str, dict[str, int]] = {}
-    total = dict.fromkeys(COLUMNS, 0)
+    total = dict.fromkeys((*COLUMNS, SPECIFIC), 0)
     for result in document["results"]:
         kind = coverage_kind(result)
-        areas.setdefault(result["area"], dict.fromkeys(COLUMNS, 0))[kind] += 1
+        row = areas.setdefault(result["area"], dict.fromkeys((*COLUMNS, SPECIFIC), 0))
+        row[kind] += 1
         total[kind] += 1
+        if is_specific(result):
+            row[SPECIFIC] += 1
+            total[SPECIFIC] += 1
     return [*sorted(areas.items()), ("(all)", total)]
+
+
+def share(counts: Mapping[str, int]) -> str:
+    n = sum(counts[c] for c in COLUMNS)
+    return f"{counts[SPECIFIC]} ({100 * counts[SPECIFIC] / n:.1f}%)" if n else "0"
 
 
 def live_summary(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,12 +94,16 @@ def text_table(documents: Sequence[Mapping[str, Any]]) -> str:
     live = [d for d in documents if is_live(d)]
     if not live:
         return ""
-    header = f"{'profile':<10} {'area':<14} {'fully judged':>12} {'client only':>12} {'not live':>9}"
+    header = (
+        f"{'profile':<10} {'area':<14} {'fully judged':>12} {'client only':>12} {'not live':>9} "
+        f"{'beyond status (specific)':>25}"
+    )
     lines = ["", "live coverage (rule variants)", header, "-" * len(header)]
     for doc in live:
         for area, c in coverage_rows(doc):
             lines.append(
-                f"{doc['profile']['name']:<10} {area:<14} {c['full']:>12} {c['client_only']:>12} {c['not_live']:>9}"
+                f"{doc['profile']['name']:<10} {area:<14} {c['full']:>12} {c['client_only']:>12} {c['not_live']:>9} "
+                f"{share(c):>25}"
             )
     for doc in live:
         s = live_summary(doc)
@@ -100,10 +123,10 @@ def markdown_section(document: Mapping[str, Any]) -> list[str]:
         f"**Live:** {statement(document)}. FLAKY: {s['flaky']}. Tokens the gateway reported: "
         f"{s['tokens']['prompt_tokens']} prompt + {s['tokens']['completion_tokens']} completion.",
         "",
-        "| area | " + " | ".join(LABELS[c] for c in COLUMNS) + " |",
-        "|---|" + "---:|" * len(COLUMNS),
+        "| area | " + " | ".join(LABELS[c] for c in COLUMNS) + " | beyond status (specific) |",
+        "|---|" + "---:|" * (len(COLUMNS) + 1),
     ]
     for area, counts in coverage_rows(document):
         name = "**all**" if area == "(all)" else area
-        out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in COLUMNS) + " |")
+        out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in COLUMNS) + f" | {share(counts)} |")
     return out

@@ -42,7 +42,18 @@ def _rule(expect: dict[str, Any], *, upstream: Any = None, live: Any = None, bod
 # --- the live form of each expectation kind -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["upstream", "upstream_calls", "upstream_headers", "upstream_schema"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "upstream",
+        "upstream_calls",
+        "upstream_headers",
+        "upstream_schema",
+        "upstream_raw",
+        "upstream_compare",
+        "upstream_path",
+    ],
+)
 def test_upstream_side_expectations_are_not_observable(key: str) -> None:
     judged, hidden, structural = live_expectations(_rule({}), {"status": 200, key: 1})
     assert judged == {"status": 200} and hidden == [key] and structural == []
@@ -222,6 +233,17 @@ def test_a_served_answer_is_at_least_a_valid_completion() -> None:
     assert "schema" not in refused.judged
 
 
+def test_specific_counts_only_what_the_rule_itself_judges() -> None:
+    """The added `schema: true` and `status` are not the rule's own judgment; its expectations and its live
+    block's are."""
+    assert live_form(_rule({"status": 200, "upstream": []}), {}).specific == ()
+    assert live_form(_rule({"status": 200, "schema": True}), {}).specific == ("schema",)
+    forced = live_form(_rule({"status": 200}, live={"expect": {"finish_reason": "tool_calls"}}), {})
+    assert forced.specific == ("finish_reason",) and forced.coverage()["specific"] == ["finish_reason"]
+    refused = live_form(_rule({"status": 400, "error": {"type": "invalid_request_error"}}), {})
+    assert refused.specific == ("error",)
+
+
 # --- cost guard ------------------------------------------------------------------------------------------
 
 
@@ -362,3 +384,38 @@ def test_live_response_format_and_text() -> None:
     assert _violations("live_response_format", True, _exchange(_completion({"content": "prose"}), request))
     assert _violations("live_text", True, _exchange(_completion({"content": "hi"}))) == []
     assert _violations("live_text", True, _exchange(_completion({"content": ""})))
+
+
+def test_live_coverage_rows_count_specific_judgments_beside_the_columns() -> None:
+    from harness.report import live as live_report
+
+    def result(area: str, outcome: str, specific: list[str] | None) -> dict[str, Any]:
+        coverage = (
+            None
+            if specific is None
+            else {
+                "judged": ["status"],
+                "not_observable": ["upstream"],
+                "specific": specific,
+                "repeat": 1,
+                "passed": 1,
+            }
+        )
+        return {"area": area, "outcome": outcome, **({"live_coverage": coverage} if coverage else {})}
+
+    document = {
+        "target": {"upstream": "live", "gateway_url": "http://127.0.0.1:1/v1", "repeat": 1},
+        "profile": {"name": "ezat"},
+        "results": [
+            result("tools", "PASS", ["finish_reason"]),
+            result("tools", "PASS", []),
+            result("tools", "NOT_APPLICABLE", None),
+            result("ignore", "PASS", []),
+        ],
+    }
+    rows = dict(live_report.coverage_rows(document))
+    assert rows["tools"] == {"full": 0, "client_only": 2, "not_live": 1, "specific": 1}
+    assert rows["(all)"]["specific"] == 1 and rows["ignore"]["specific"] == 0
+    assert live_report.share(rows["tools"]) == "1 (33.3%)"
+    assert "beyond status (specific)" in live_report.text_table([document])
+    assert "| tools | 0 | 2 | 1 | 1 (33.3%) |" in live_report.markdown_section(document)

@@ -66,6 +66,33 @@ def test_stop_sequences_cut_the_text() -> None:
     assert gen.stop == "stop_sequence" and gen.stop_sequence == "STOP" and "STOP" not in gen.text
 
 
+def test_explicit_instructions_are_followed_wherever_they_are_given() -> None:
+    ask = "What is a prompt cache?"
+    system = _gen(
+        _anthropic(system="Reply with only the word ZEBRA.", messages=[{"role": "user", "content": ask}])
+    )
+    assert system.text == "ZEBRA" and system.stop == "end"
+    openai = sim.openai_ask(
+        {
+            "messages": [
+                {
+                    "role": "developer",
+                    "content": [{"type": "text", "text": "Reply with only the word OTTER."}],
+                },
+                {"role": "user", "content": ask},
+            ]
+        }
+    )
+    assert sim.generate(openai, random.Random(1), sim.PrefixCache(), "call_").text == "OTTER"
+    # Nothing instructs the model: it answers in its own words, never the word of another conversation.
+    assert "ZEBRA" not in _gen(_anthropic(messages=[{"role": "user", "content": ask}])).text
+    counted = _gen(
+        _anthropic(messages=[{"role": "user", "content": "Count from 1 to 10."}], stop_sequences=["5"])
+    )
+    assert counted.text == "1, 2, 3, 4, " and counted.stop == "stop_sequence"
+    assert _gen(_anthropic(messages=[{"role": "user", "content": "Count from 1 to 3."}])).text == "1, 2, 3."
+
+
 def test_forced_auto_and_no_tool_choice() -> None:
     tools = [
         {"name": "get_weather", "input_schema": WEATHER},
