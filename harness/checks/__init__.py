@@ -27,6 +27,7 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
 
 # Registration: the check modules, each importing `Violation` from harness.checks.violation.
 from harness.checks import listener as _listener  # noqa: E402
+from harness.checks import parity as _parity  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
@@ -47,7 +48,7 @@ CHECKS.update(
         "upstream": _upstream.check_upstream,
         "upstream_headers": _upstream.check_upstream_headers,
         "upstream_schema": _upstream.check_upstream_schema,
-        "stream_matches_nonstream": _stream.check_stream_matches_nonstream,
+        "stream_matches_nonstream": _parity.check_stream_matches_nonstream,
         "body": _response.check_body,
         "upstream_raw": _upstream.check_upstream_raw,
         "upstream_compare": _upstream.check_upstream_compare,
