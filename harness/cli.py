@@ -14,16 +14,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import ConfigError, HarnessError, HarnessFailure
-from harness.options import add_certify_options, forwarded_args
-from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, KEY_ENV, exit_code
-
-VERDICT_LINE = {
-    0: "verdict: all rules as expected",
-    1: "verdict: unexpected failures",
-    2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
-}
-
+from harness.errors import ConfigError, HarnessError
+from harness.options import add_certify_options
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS, EXIT_OK, KEY_ENV
 
 # --- certify --------------------------------------------------------------------------------------
 
@@ -50,83 +43,9 @@ def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def certify(args: argparse.Namespace) -> int:
-    from harness import orchestrate
-    from harness.paths import specs_root
-    from harness.report import write_reports
-    from harness.report.text import summarize
-    from harness.spec.loader import available_profiles
+    from harness.certify import certify as run_certify
 
-    if args.specs_dir and not Path(args.specs_dir).is_dir():
-        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
-    root = specs_root(args.specs_dir)
-    known = available_profiles(root)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
-    extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
-    if args.expectations and not Path(args.expectations).is_file():
-        raise ConfigError(f"--expectations {args.expectations}: no such file")
-    if args.gateway_url:
-        if not args.profile or len(args.profile) != 1:
-            raise ConfigError("--gateway-url needs exactly one --profile NAME")
-        if args.profile[0] not in known:
-            raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
-        if args.model_map and not Path(args.model_map).is_file():
-            raise ConfigError(f"--model-map {args.model_map}: no such file")
-        orchestrate.check_profile_config(
-            args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
-        )
-        orchestrate.selected_profiles(args.profile, args.rule, root)
-        run = orchestrate.Run(
-            profile=args.profile[0],
-            gateway_url=args.gateway_url,
-            description=args.gateway_url,
-            replay_url=args.replay_url,
-            features=tuple(args.feature),
-            model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
-            upstream=args.upstream,
-        )
-        key = args.gateway_key or os.environ.get(KEY_ENV)
-        with orchestrate.fresh_output(report_dir):
-            documents = [
-                orchestrate.certify_target(
-                    run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra
-                )
-            ]
-    else:
-        if args.specs_dir:
-            raise ConfigError(
-                "--specs-dir needs --gateway-url: the embedded reference gateway implements only the "
-                "bundled profiles"
-            )
-        if args.model_map:
-            raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
-        profiles = args.profile or orchestrate.profiles_with_rules()
-        unknown = [p for p in profiles if p not in known]
-        if unknown:
-            raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
-        if not profiles:
-            raise HarnessFailure("no profile has rules to run")
-        for profile in profiles:
-            orchestrate.check_profile_config(profile, expectations=args.expectations)
-        selected = orchestrate.selected_profiles(profiles, args.rule)
-        for profile in profiles:
-            if profile not in selected:
-                print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
-        with orchestrate.fresh_output(report_dir):
-            documents = orchestrate.certify_embedded(
-                selected,
-                features=args.feature,
-                report_dir=report_dir,
-                extra=extra,
-                fuzz_examples=0 if args.rule else max(args.fuzz_examples, 0),
-            )
-    write_reports(report_dir, documents)
-    print()
-    print(summarize(documents))
-    print(f"\nreport: {report_dir}")
-    code = exit_code(documents)
-    print(VERDICT_LINE[code])
-    return code
+    return run_certify(args)
 
 
 # --- serve-upstream -------------------------------------------------------------------------------

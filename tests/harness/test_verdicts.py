@@ -289,7 +289,8 @@ def test_harness_error_reason_in_terminal_junit_and_certificate(
 
 
 def test_embedded_rerun_line_starts_what_it_needs() -> None:
-    from harness.orchestrate import rerun_line, target_rerun
+    from harness.certify import target_rerun
+    from harness.orchestrate import rerun_line
 
     extra = ["--rule", "ezat/finish/*", "--rule-timeout", "5.0", "-n", "2", "--strict-rules"]
     assert rerun_line(["gateway-conformance", "certify", "--profile", "ezat"], extra) == (

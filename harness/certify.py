@@ -1,0 +1,236 @@
+"""`certify`: check the configuration, run each profile's catalog (the user's gateway, or the embedded
+reference gateway), write the reports and say the verdict. cli.py parses the arguments; this runs them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import orchestrate
+from harness.errors import ConfigError, HarnessFailure
+from harness.options import forwarded_args
+from harness.orchestrate import (
+    Run,
+    embedded_features,
+    reference_gateway,
+    replay_for_target,
+    rerun_line,
+    run_pytest,
+)
+from harness.outcomes import KEY_ENV, exit_code
+
+VERDICT_LINE = {
+    0: "verdict: all rules as expected",
+    1: "verdict: unexpected failures",
+    2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
+}
+
+
+def certify(args: argparse.Namespace) -> int:
+    """The whole command: exit 0/1/2 by the verdict; ConfigError (exit 3) before anything runs."""
+    from harness.paths import specs_root
+    from harness.report import write_reports
+    from harness.report.text import summarize
+    from harness.spec.loader import available_profiles
+
+    if args.specs_dir and not Path(args.specs_dir).is_dir():
+        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    root = specs_root(args.specs_dir)
+    known = available_profiles(root)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
+    extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
+    if args.expectations and not Path(args.expectations).is_file():
+        raise ConfigError(f"--expectations {args.expectations}: no such file")
+    if args.gateway_url:
+        documents = [_certify_gateway(args, root, known, report_dir, extra)]
+    else:
+        documents = _certify_reference(args, known, report_dir, extra)
+    write_reports(report_dir, documents)
+    print()
+    print(summarize(documents))
+    print(f"\nreport: {report_dir}")
+    code = exit_code(documents)
+    print(VERDICT_LINE[code])
+    return code
+
+
+def _certify_gateway(
+    args: argparse.Namespace, root: Path, known: Sequence[str], report_dir: Path, extra: list[str]
+) -> dict[str, Any]:
+    """The user's gateway: exactly one profile, the replay upstream served here or given (or live)."""
+    if not args.profile or len(args.profile) != 1:
+        raise ConfigError("--gateway-url needs exactly one --profile NAME")
+    if args.profile[0] not in known:
+        raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
+    if args.model_map and not Path(args.model_map).is_file():
+        raise ConfigError(f"--model-map {args.model_map}: no such file")
+    orchestrate.check_profile_config(
+        args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
+    )
+    orchestrate.selected_profiles(args.profile, args.rule, root)
+    run = Run(
+        profile=args.profile[0],
+        gateway_url=args.gateway_url,
+        description=args.gateway_url,
+        replay_url=args.replay_url,
+        features=tuple(args.feature),
+        model_map=str(Path(args.model_map).resolve()) if args.model_map else None,
+        upstream=args.upstream,
+    )
+    key = args.gateway_key or os.environ.get(KEY_ENV)
+    with orchestrate.fresh_output(report_dir):
+        return certify_target(run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra)
+
+
+def _certify_reference(
+    args: argparse.Namespace, known: Sequence[str], report_dir: Path, extra: list[str]
+) -> list[dict[str, Any]]:
+    """The embedded reference gateway, in each selected profile (default: every profile with rules)."""
+    if args.specs_dir:
+        raise ConfigError(
+            "--specs-dir needs --gateway-url: the embedded reference gateway implements only the bundled profiles"
+        )
+    if args.model_map:
+        raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
+    profiles = args.profile or orchestrate.profiles_with_rules()
+    unknown = [p for p in profiles if p not in known]
+    if unknown:
+        raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    if not profiles:
+        raise HarnessFailure("no profile has rules to run")
+    for profile in profiles:
+        orchestrate.check_profile_config(profile, expectations=args.expectations)
+    selected = orchestrate.selected_profiles(profiles, args.rule)
+    for profile in profiles:
+        if profile not in selected:
+            print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
+    with orchestrate.fresh_output(report_dir):
+        return certify_embedded(
+            selected,
+            features=args.feature,
+            report_dir=report_dir,
+            extra=extra,
+            fuzz_examples=0 if args.rule else max(args.fuzz_examples, 0),
+        )
+
+
+def target_rerun(run: Run, replay_port: int | None, extra: Sequence[str], key: bool) -> str:
+    head = ["gateway-conformance", "certify", "--gateway-url", run.gateway_url, "--profile", run.profile]
+    if run.upstream == "live":
+        head += ["--upstream", "live"]
+    elif run.replay_url:
+        head += ["--replay-url", run.replay_url]
+    elif replay_port is not None:
+        head += ["--replay-port", str(replay_port)]
+    if run.model_map:
+        head += ["--model-map", run.model_map]
+    for feature in run.features:
+        head += ["--feature", feature]
+    return rerun_line(head, extra, key)
+
+
+def certify_target(
+    run: Run, *, key: str | None, replay_port: int | None, report_dir: Path, extra: Sequence[str]
+) -> dict[str, Any]:
+    """Certify the user's gateway: one profile, the replay upstream served or given (or live)."""
+    from harness.paths import specs_root
+    from harness.preflight import preflight
+    from harness.spec import load_profile
+
+    base_path = load_profile(run.profile, specs_root(_specs_dir_of(extra))).base_path
+    rerun = run.rerun_base or target_rerun(run, replay_port, extra, bool(key))
+    with replay_for_target(run.upstream, replay_port, run.replay_url) as replay_url:
+        # Before any rule: a gateway no rule could judge is a one-line configuration error, no report.
+        preflight(run.gateway_url, key, base_path)
+        run = Run(**{**run.__dict__, "replay_url": replay_url, "rerun_base": rerun})
+        print(
+            f"certifying {run.gateway_url} against profile {run.profile} (upstream: {run.upstream}"
+            f"{'' if not replay_url else ' at ' + replay_url})",
+            flush=True,
+        )
+        return run_pytest(run, report_dir / run.profile, key, extra)
+
+
+def _specs_dir_of(extra: Sequence[str]) -> str | None:
+    args = list(extra)
+    return args[args.index("--specs-dir") + 1] if "--specs-dir" in args[:-1] else None
+
+
+def certify_embedded(
+    profiles: Sequence[str],
+    *,
+    features: Sequence[str],
+    report_dir: Path,
+    extra: Sequence[str],
+    fuzz_examples: int = 0,
+) -> list[dict[str, Any]]:
+    """Certify the embedded reference gateway, one profile after the other, over one replay upstream; with
+    `fuzz_examples`, each profile's run also fuzzes the gateway (its `robustness` area)."""
+    from harness.fuzz import tapped_replay
+
+    key = "gc-" + secrets.token_hex(16)
+    documents: list[dict[str, Any]] = []
+    with tapped_replay() as (replay_url, tap):
+        tap.enabled = False  # the catalog's bodies need not be kept; only fuzz reads them
+        for profile in profiles:
+            with reference_gateway(profile, replay_url, key, report_dir / profile / "gateway.log") as url:
+                run = Run(
+                    profile=profile,
+                    gateway_url=url,
+                    description="reference gateway (embedded)",
+                    replay_url=replay_url,
+                    features=(*embedded_features(profile), *features),
+                    # The reference gateway and replay upstream stop with this run: rerun through certify.
+                    rerun_base=rerun_line(
+                        ["gateway-conformance", "certify", "--profile", profile]
+                        + [a for f in features for a in ("--feature", f)],
+                        extra,
+                    ),
+                )
+                print(
+                    f"certifying the embedded reference gateway against profile {profile} "
+                    f"(replay upstream at {replay_url})",
+                    flush=True,
+                )
+                document = run_pytest(run, report_dir / profile, key, extra)
+                if fuzz_examples:
+                    document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
+                documents.append(document)
+    return documents
+
+
+def with_robustness(
+    document: dict[str, Any], run: Run, key: str, tap: Any, examples: int, out_dir: Path
+) -> dict[str, Any]:
+    """`document` with a bounded fuzz of the same gateway added as its `robustness` area (fixed seed)."""
+    from harness.fuzz import fuzz_profile
+    from harness.fuzz.document import results_document
+    from harness.outcomes import count_outcomes
+
+    tap.take()
+    tap.enabled = True
+    try:
+        fuzzed = fuzz_profile(
+            run.profile, run.gateway_url, key, tap, examples=examples, seconds=60.0, seed=1, timeout=30.0,
+            spill_dir=out_dir,
+        )  # fmt: skip
+    finally:
+        tap.enabled = False
+        tap.take()
+    robustness = results_document(
+        fuzzed, examples=examples, seed=1, replay_url=run.replay_url, description=run.description
+    )
+    print(f"fuzzed {run.profile}: {examples} hostile requests, {robustness['totals']}", flush=True)
+    results = [*document["results"], *robustness["results"]]
+    merged = {**document, "results": results, "totals": count_outcomes(results)}
+    (out_dir / "results.json").write_text(
+        json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return merged
