@@ -27,6 +27,7 @@ from harness.checks import Violation, run_checks
 from harness.errors import HarnessError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.outcomes import FAIL, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN, OutcomeName
+from harness.redact import redact_bytes, redact_call, redact_headers
 from harness.replay.client import ReplayClient, ReplayError
 from harness.spec.model import RESERVED, ROLE_RE, STREAM_ONLY, UPSTREAM_SIDE_EXPECTATIONS, Rule
 
@@ -368,43 +369,16 @@ def _exchange(
         rule_id=rule.id,
         variant=dict(variant),
         request=SentRequest(
-            rendered.method, rendered.url, _redact(rendered.headers, key), rendered.body, rendered.json
+            rendered.method, rendered.url, redact_headers(rendered.headers, key), rendered.body, rendered.json
         ),
         response=dataclasses.replace(
-            response, headers=_redact(response.headers, key), raw=_redact_bytes(response.raw, key)
+            response, headers=redact_headers(response.headers, key), raw=redact_bytes(response.raw, key)
         ),
-        upstream=None if upstream is None else tuple(_redact_call(call, key) for call in upstream),
+        upstream=None if upstream is None else tuple(redact_call(call, key) for call in upstream),
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
         listener=listener.record() if listener is not None else None,
     )
-
-
-KEY_PLACEHOLDER = "<GATEWAY_KEY>"
-
-
-def _redact(headers: Mapping[str, str], key: str | None) -> dict[str, str]:
-    """Evidence never holds the user's gateway key (reports are shared): it becomes `<GATEWAY_KEY>`.
-
-    Rules can still see a key that leaked upstream: `upstream_headers: {x-api-key: {excludes: "<GATEWAY_KEY>"}}`.
-    """
-    if not key:
-        return dict(headers)
-    return {name: value.replace(key, KEY_PLACEHOLDER) for name, value in headers.items()}
-
-
-def _redact_bytes(data: bytes, key: str | None) -> bytes:
-    return data.replace(key.encode(), KEY_PLACEHOLDER.encode()) if key else data
-
-
-def _redact_call(call: UpstreamCall, key: str | None) -> UpstreamCall:
-    if not key:
-        return call
-    body = _redact_bytes(call.body, key)
-    parsed = call.json
-    if body != call.body and parsed is not None:
-        parsed = json.loads(body)
-    return dataclasses.replace(call, headers=_redact(call.headers, key), body=body, json=parsed)
 
 
 def run_rule(

@@ -204,7 +204,9 @@ def test_rule_selected_by_id_or_alias() -> None:
 
 def test_gateway_key_is_redacted_everywhere_in_evidence() -> None:
     from harness.exchange import ReceivedResponse, UpstreamCall
-    from harness.runner import _redact, _redact_bytes, _redact_call
+    from harness.redact import redact_bytes as _redact_bytes
+    from harness.redact import redact_call as _redact_call
+    from harness.redact import redact_headers as _redact
 
     call = UpstreamCall(
         "POST", "/v1/messages", {"x-api-key": "k-123"}, b'{"note": "k-123"}', {"note": "k-123"}
