@@ -168,39 +168,13 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from harness.items import STATE_KEY
     from harness.paths import specs_root
-    from harness.replay.client import ReplayClient, ReplayError
     from harness.runner import Target
-    from harness.spec import SpecError, load_profile
 
     opt = config.option
-    if not opt.profile:
-        raise pytest.UsageError(
-            "--gateway-url needs --profile NAME (which gateway's documented rules to run)"
-        )
     root = specs_root(opt.specs_dir)
-    if opt.specs_dir and not root.is_dir():
-        raise pytest.UsageError(f"--specs-dir {opt.specs_dir}: no such directory")
-    try:
-        profile = load_profile(opt.profile, root)
-    except SpecError as exc:
-        raise pytest.UsageError(f"--profile {opt.profile}: {exc.problem}") from exc
-    if not opt.gateway_url.startswith(("http://", "https://")):
-        raise pytest.UsageError(f"--gateway-url {opt.gateway_url!r}: expected an http(s) URL")
-    if opt.rule_timeout <= 0:
-        raise pytest.UsageError("--rule-timeout must be positive")
-    if opt.repeat < 1 or (opt.max_requests is not None and opt.max_requests < 0):
-        raise pytest.UsageError("--repeat must be at least 1 and --max-requests not negative")
-    if (opt.repeat != 1 or opt.max_requests is not None) and opt.upstream != "live":
-        raise pytest.UsageError("--repeat and --max-requests apply to --upstream live only")
+    profile = _check_options(opt, root)
     models = _load_model_map(opt.model_map, profile)
-    expectations = None
-    if opt.expectations:
-        from harness.expectations import ExpectationsError, load_expectations
-
-        try:
-            expectations = load_expectations(Path(opt.expectations), profile.name)
-        except ExpectationsError as exc:
-            raise pytest.UsageError(f"--expectations: {exc}") from exc
+    expectations = _load_expectations(opt.expectations, profile.name)
     # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(root / profile.name)]
@@ -226,26 +200,70 @@ def pytest_configure(config: pytest.Config) -> None:
         replay_server=server,
         expectations=expectations,
     )
-    if replay_url and not _is_worker(config):
+    if not _is_worker(config):
+        try:
+            _probe(replay_url, opt.gateway_url, target.gateway_key, profile.base_path)
+        except pytest.UsageError:
+            state.close()
+            raise
+    state.specs_root = root
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
+
+
+def _check_options(opt: Any, root: Path) -> Profile:
+    """The options that need no I/O beyond reading the profile: a UsageError (exit 3) for each mistake."""
+    from harness.spec import SpecError, load_profile
+
+    if not opt.profile:
+        raise pytest.UsageError(
+            "--gateway-url needs --profile NAME (which gateway's documented rules to run)"
+        )
+    if opt.specs_dir and not root.is_dir():
+        raise pytest.UsageError(f"--specs-dir {opt.specs_dir}: no such directory")
+    try:
+        profile = load_profile(opt.profile, root)
+    except SpecError as exc:
+        raise pytest.UsageError(f"--profile {opt.profile}: {exc.problem}") from exc
+    if not opt.gateway_url.startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--gateway-url {opt.gateway_url!r}: expected an http(s) URL")
+    if opt.rule_timeout <= 0:
+        raise pytest.UsageError("--rule-timeout must be positive")
+    if opt.repeat < 1 or (opt.max_requests is not None and opt.max_requests < 0):
+        raise pytest.UsageError("--repeat must be at least 1 and --max-requests not negative")
+    if (opt.repeat != 1 or opt.max_requests is not None) and opt.upstream != "live":
+        raise pytest.UsageError("--repeat and --max-requests apply to --upstream live only")
+    return profile
+
+
+def _load_expectations(path: str | None, profile: str) -> Any:
+    if not path:
+        return None
+    from harness.expectations import ExpectationsError, load_expectations
+
+    try:
+        return load_expectations(Path(path), profile)
+    except ExpectationsError as exc:
+        raise pytest.UsageError(f"--expectations: {exc}") from exc
+
+
+def _probe(replay_url: str | None, gateway_url: str, key: str | None, base_path: str | None) -> None:
+    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not)."""
+    from harness.preflight import PreflightError, preflight
+    from harness.replay.client import ReplayClient, ReplayError
+
+    if replay_url:
         probe = ReplayClient(replay_url)
         try:
             probe.health()
         except ReplayError as exc:
-            state.close()
             raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
         finally:
             probe.close()
-    if not _is_worker(config):
-        from harness.preflight import PreflightError, preflight
-
-        try:
-            preflight(opt.gateway_url, target.gateway_key, profile.base_path)
-        except PreflightError as exc:
-            state.close()
-            raise pytest.UsageError(str(exc)) from exc
-    state.specs_root = root
-    config.stash[STATE_KEY] = state
-    config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
+    try:
+        preflight(gateway_url, key, base_path)
+    except PreflightError as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def _check_selection(config: pytest.Config, profile: str) -> None:
