@@ -59,6 +59,17 @@ def embedded_features(profile: str) -> tuple[str, ...]:
     return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
 
 
+# The embedded reference gateway pings after 1 s of silence (`--ping-interval`), so the keep-alive rule is
+# told a 2 s silence (`--keepalive-silence`) instead of the 25 s it waits for a gateway that declares nothing.
+EMBEDDED_PING_INTERVAL = 1.0
+EMBEDDED_KEEPALIVE_SILENCE = 2.0
+
+
+def embedded_args() -> list[str]:
+    """The plugin arguments that state what the embedded reference gateway was started with."""
+    return ["--keepalive-silence", f"{EMBEDDED_KEEPALIVE_SILENCE:g}"]
+
+
 @contextlib.contextmanager
 def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> Iterator[str]:
     """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
@@ -78,6 +89,8 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         str(port),
         "--allow-image-host",
         "127.0.0.1",
+        "--ping-interval",
+        f"{EMBEDDED_PING_INTERVAL:g}",
     ]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
@@ -256,7 +269,7 @@ def certify_embedded(
                     f"(replay upstream at {replay.url})",
                     flush=True,
                 )
-                documents.append(run_pytest(run, report_dir / profile, key, extra))
+                documents.append(run_pytest(run, report_dir / profile, key, [*embedded_args(), *extra]))
     return documents
 
 
@@ -357,7 +370,7 @@ def run_matrix(
                             column_dir,
                             ref_key,
                             upstream,
-                            extra,
+                            [*embedded_args(), *extra],
                             embedded_features(profile),
                             maps,
                         )

@@ -124,6 +124,8 @@ def _rerun_base(config: pytest.Config) -> str:
         parts += ["--feature", feature]
     if opt.gc_strict:
         parts.append("--strict-rules")
+    if opt.keepalive_silence != 25.0:
+        parts += ["--keepalive-silence", f"{opt.keepalive_silence:g}"]
     return " ".join(shlex.quote(p) if not p.endswith("=…") else p for p in parts)
 
 
@@ -196,6 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
         replay_url=replay_url,
         rule_timeout=opt.rule_timeout,
         strict=opt.gc_strict,
+        keepalive_silence=opt.keepalive_silence,
     )
     state = SessionState(
         target=target,

@@ -30,6 +30,7 @@ from harness.spec.model import RESERVED, ROLE_RE, Rule
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
 _IMAGES_REF = "${images_url}"
+KEEPALIVE_SILENCE_DEFAULT = 25.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class Target:
     replay_url: str | None = None
     rule_timeout: float = 30.0
     strict: bool = False
+    # Seconds of upstream silence the keep-alive rules wait out (`$KEEPALIVE_SILENCE` in a rule's upstream
+    # plan): 25 by default; a gateway that pings sooner may be declared so (--keepalive-silence).
+    keepalive_silence: float = KEEPALIVE_SILENCE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -310,7 +314,7 @@ def _exchange_once(
 ) -> Exchange:
     marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
     if replay is not None and marker is not None:
-        replay.register(marker, rule.id, dict(rule.upstream) if rule.upstream else None)
+        replay.register(marker, rule.id, upstream_plan(rule.upstream, target))
     try:
         rendered = render_request(rule, variant, target, marker)
         response = send(client, rendered, target.rule_timeout)
@@ -333,6 +337,15 @@ def _exchange_once(
         upstream=None if upstream is None else tuple(_redact_call(call, key) for call in upstream),
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
+    )
+
+
+def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
+    """The rule's upstream plan with `$KEEPALIVE_SILENCE` replaced by the target's declared silence."""
+    if not upstream:
+        return None
+    return _substitute(
+        dict(upstream), lambda text: target.keepalive_silence if text == "$KEEPALIVE_SILENCE" else text
     )
 
 
