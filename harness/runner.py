@@ -344,9 +344,10 @@ def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[st
     """The rule's upstream plan with `$KEEPALIVE_SILENCE` replaced by the target's declared silence."""
     if not upstream:
         return None
-    return _substitute(
+    plan: dict[str, Any] = _substitute(
         dict(upstream), lambda text: target.keepalive_silence if text == "$KEEPALIVE_SILENCE" else text
     )
+    return plan
 
 
 KEY_PLACEHOLDER = "<GATEWAY_KEY>"
