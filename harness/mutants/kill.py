@@ -267,6 +267,30 @@ def merge_matrices(documents: Sequence[Mapping[str, Any]], catalog: Catalog) -> 
     )
 
 
+def kill_sets(document: Mapping[str, Any]) -> dict[str, tuple[str, frozenset[tuple[str, str, str]]]]:
+    """Per mutant of a `kill-matrix.json`: its verdict and its kills as (rule id, variant, outcome)."""
+    return {
+        m["id"]: (m["verdict"], frozenset((k["rule_id"], k["variant"], k["outcome"]) for k in m["kills"]))
+        for m in document["mutants"]
+    }
+
+
+def diff_kill_sets(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The differences in verdicts and kills between two kill matrices, over the mutants both ran.
+
+    Violation texts and timings are not compared: they carry run-specific ids and durations.
+    """
+    a, b = kill_sets(before), kill_sets(after)
+    problems = []
+    for mid in sorted(set(a) & set(b)):
+        (va, ka), (vb, kb) = a[mid], b[mid]
+        if va != vb:
+            problems.append(f"{mid}: verdict {va} -> {vb}")
+        problems += [f"{mid}: lost kill {k}" for k in sorted(ka - kb)]
+        problems += [f"{mid}: new kill {k}" for k in sorted(kb - ka)]
+    return problems
+
+
 def totals(m: Matrix) -> dict[str, int]:
     ran = [r for r in m.results if not r.skipped]
     killing = {k for r in m.results for k in r.killers}

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from harness.mutants.catalog import Mutant
-from harness.mutants.kill import Case, MutantResult, kills_of
+from harness.mutants.kill import Case, Kill, MutantResult, kills_of
 from harness.mutants.proxy import MUTANT_HEADER
 from harness.mutants.reach import reaches
 from harness.runner import Outcome, run_rule
@@ -96,15 +96,16 @@ def run_pairs(
     left = {m.id: 0 for m in mutants}
     for p in pairs:
         left[p.mutant.id] += 1
-    outcomes: dict[str, list[Outcome]] = {m.id: [] for m in mutants}
+    # Only the kills are kept: an outcome's exchange can hold tens of megabytes (the 32 MB body rules).
+    kills: dict[str, list[tuple[int, Kill]]] = {m.id: [] for m in mutants}
+    ran = dict.fromkeys(left, 0)
     seconds = dict.fromkeys(left, 0.0)
     results: dict[str, MutantResult] = {}
     lock = threading.Lock()
 
     def finish(m: Mutant) -> None:
-        result = MutantResult(
-            m, kills_of(outcomes[m.id], broken), len(outcomes[m.id]), seconds[m.id], reused=reused[m.id]
-        )
+        in_case_order = tuple(k for _, k in sorted(kills[m.id], key=lambda ik: ik[0]))
+        result = MutantResult(m, in_case_order, ran[m.id], seconds[m.id], reused=reused[m.id])
         results[m.id] = result
         on_result(result)
 
@@ -120,7 +121,8 @@ def run_pairs(
                 seconds[p.mutant.id] += time.monotonic() - started
 
     def done(p: Pair, outcome: Outcome) -> None:
-        outcomes[p.mutant.id].append(outcome)
+        kills[p.mutant.id] += [(p.case, k) for k in kills_of([outcome], broken)]
+        ran[p.mutant.id] += 1
         left[p.mutant.id] -= 1
         if left[p.mutant.id] == 0:
             finish(p.mutant)
