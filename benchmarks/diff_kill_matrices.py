@@ -23,8 +23,9 @@ def main(argv: list[str]) -> int:
     problems = diff_kill_sets(before, after)
     kills = sum(len(k) for _, k in a.values())
     print(f"{len(set(a) & set(b))} mutants in both ({kills} kills before), {len(only)} in one only")
-    for mid in only:
-        print(f"  only in {'before' if mid in a else 'after'}: {mid}")
+    for side, ids in (("before", [m for m in only if m in a]), ("after", [m for m in only if m in b])):
+        if ids:
+            print(f"  only in {side} ({len(ids)}): {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}")
     for line in problems:
         print("  " + line)
     print("identical verdicts and kills" if not problems else f"{len(problems)} differences")

@@ -22,11 +22,12 @@ import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse as StarletteJSONResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reference_gateway import errors
+from reference_gateway import errors, fastjson
 from reference_gateway.auth import KeyRing
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
@@ -68,6 +69,13 @@ class Hooks:
     resolver: Resolver | None = None
     clock: Callable[[], float] = time.time
     new_request_id: Callable[[], str] = field(default=lambda: uuid.uuid4().hex)
+
+
+class JSONResponse(StarletteJSONResponse):
+    """Starlette's JSON response, encoded by orjson: the same bytes for the gateway's answers, faster."""
+
+    def render(self, content: Any) -> bytes:
+        return fastjson.dumps(content)
 
 
 def error_response(error: GatewayError) -> Response:

@@ -7,7 +7,6 @@ Every httpx failure and every non-2xx answer becomes a `GatewayError` here, in t
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -16,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from reference_gateway import fastjson
 from reference_gateway.errors import (
     GatewayError,
     forwarded,
@@ -291,7 +291,7 @@ async def _prepend(
 async def _decoded(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[Mapping[str, Any]]:
     async for sse in events:
         try:
-            event = json.loads(sse.data)
+            event = fastjson.loads(sse.data)  # once per upstream event: the hot path of a stream
         except ValueError as exc:
             raise server_error("The upstream provider sent a malformed stream event.") from exc
         if isinstance(event, dict):
