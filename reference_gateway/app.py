@@ -43,6 +43,7 @@ from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
 logger = logging.getLogger("reference_gateway")
 
 MB = 1024 * 1024
+_BATCH = 64  # upstream events whose chunks may share one write to the client (see Gateway._sse)
 
 
 @dataclass(frozen=True)
@@ -437,20 +438,23 @@ class Gateway:
                         last_write = loop.time()
                         yield PING
                         continue
-                    task, pending = pending, None
-                    try:
-                        items = pump.feed(task.result())
-                    except StopAsyncIteration:
-                        items = pump.end_of_stream()
-                    except GatewayError as error:
-                        items = pump.fail(error)
-                    except Exception as exc:
-                        _log_unexpected(request_id, exc)
-                        items = pump.fail(errors.server_error())
-                    if items:
+                    # The events already read with this one (one upstream read often holds many) are handled
+                    # before writing, so that they go out in one write: the next event is given one turn of the
+                    # loop, which finishes it only if it needs no more I/O. Nothing waits for more data, and a
+                    # write holds at most _BATCH events' chunks.
+                    out: list[bytes] = []
+                    for _ in range(_BATCH):
+                        task, pending = pending, None
+                        out += _pump_step(pump, task, request_id)
+                        if pump.finished:
+                            break
+                        pending = asyncio.ensure_future(iterator.__anext__())
+                        await asyncio.sleep(0)
+                        if not pending.done():
+                            break
+                    if out:
                         last_write = loop.time()
-                    for item in items:
-                        yield item
+                        yield b"".join(out)
             finally:
                 if pending is not None:
                     pending.cancel()
@@ -488,6 +492,19 @@ class Gateway:
 
     async def healthz(self, _request: Request) -> Response:
         return JSONResponse({"status": "ok", "profile": self.settings.profile.name})
+
+
+def _pump_step(pump: StreamPump, task: asyncio.Future[Any], request_id: str) -> list[bytes]:
+    """The client's bytes for one finished read of the upstream stream: an event, its end or its failure."""
+    try:
+        return pump.feed(task.result())
+    except StopAsyncIteration:
+        return pump.end_of_stream()
+    except GatewayError as error:
+        return pump.fail(error)
+    except Exception as exc:
+        _log_unexpected(request_id, exc)
+        return pump.fail(errors.server_error())
 
 
 def _reject_constant(name: str) -> Any:
