@@ -170,11 +170,19 @@ class Conn:
 
     async def request(self, raw: bytes, on_data: Any = None) -> tuple[int, int]:
         """Send one request; read the whole answer; `on_data(bytes)` sees each body piece. (status, bytes)."""
-        if self.writer is None:
-            await self.open()
-        assert self.reader is not None and self.writer is not None
-        self.writer.write(raw)
-        head = await self.reader.readuntil(b"\r\n\r\n")
+        for attempt in (1, 2):  # a kept-alive connection the server closed while idle: reconnect once
+            if self.writer is None:
+                await self.open()
+            assert self.reader is not None and self.writer is not None
+            self.writer.write(raw)
+            try:
+                head = await self.reader.readuntil(b"\r\n\r\n")
+                break
+            except (asyncio.IncompleteReadError, ConnectionResetError):
+                self.writer.close()
+                self.writer = None
+                if attempt == 2:
+                    raise
         status = int(head.split(b" ", 2)[1])
         lower = head.lower()
         total = 0
@@ -304,7 +312,7 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
         count = [0]
 
         def on_big(data: bytes) -> None:
-            count[0] += data.count(b"\n\n")
+            count[0] += data.count(b"data:")
             for mark in (1000, 5000, 9000):
                 if count[0] >= mark and str(mark) not in marks:
                     marks[str(mark)] = rss_kb(pid)
@@ -499,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             gateways.append(
                 (
                     "portkey",
-                    ["node", str(start_server), "--port", str(pport)],
+                    ["node", str(start_server), f"--port={pport}", "--headless"],
                     pport,
                     "/v1/chat/completions",
                     "claude-sonnet-5-5",
