@@ -196,7 +196,28 @@ def test_merge_of_shard_documents_equals_the_whole() -> None:
 
 # --- the real thing, on a small slice (a real gateway, real proxies) ------------------------------------
 
-SLICE = ["--profile", "ezat", "--rule", "ezat/errors/*", "--mutant", "errors/*", "--jobs", "4"]
+# errors/* (client side) and two upstream-side mutants against the error rules but the 32 MB body one (7 s a
+# run) and the two rules that kill the upstream ones: variants with and without a case marker (an
+# upstream-side mutant on one without runs alone, afterwards).
+SLICE = [
+    *("--profile", "ezat", "--jobs", "4"),
+    *(
+        "--mutant",
+        "errors/*",
+        "--mutant",
+        "usage/cache-read-dropped-upstream",
+        "--mutant",
+        "tools/parallel-false-*",
+    ),
+    *(
+        "--rule",
+        "ezat/errors/[!b]*",
+        "--rule",
+        "ezat/response/usage-cache-read",
+        "--rule",
+        "ezat/tools/parallel-false",
+    ),
+]
 
 
 def _run(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
@@ -214,6 +235,8 @@ def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path:
 
     pooled = _run(tmp_path, "pooled")
     assert pooled["totals"]["killed"] >= 10
+    upstream = {m["id"]: m for m in pooled["mutants"] if m["side"] == "upstream"}
+    assert len(upstream) == 3 and all(m["verdict"] == "KILLED" for m in upstream.values())
     assert sum(m["cases_reused"] for m in pooled["mutants"]) > 0  # the reuse is not vacuous
     slow = _run(tmp_path, "one-at-a-time", "--one-at-a-time")
     assert diff(slow, pooled) == []
@@ -229,3 +252,26 @@ def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path:
     assert diff(pooled, merged) == []
     assert [m["id"] for m in merged["mutants"]] == [m["id"] for m in pooled["mutants"]]
     assert merged["totals"] == pooled["totals"]
+
+
+# --- the keep-alive silence, a declared parameter ---------------------------------------------------------
+
+
+def test_the_keepalive_silence_is_the_targets_declared_one() -> None:
+    from harness.paths import specs_dir
+    from harness.runner import Target, not_applicable_reason, upstream_plan
+    from harness.spec import load_rule_file
+
+    rule = next(
+        r
+        for r in load_rule_file(specs_dir() / "ezat" / "streaming.yaml").rules
+        if r.id == "ezat/streaming/ping-during-long-pause"
+    )
+    default = Target(gateway_url="http://gw/v1", models={"MODEL": "m"})
+    assert not_applicable_reason(rule, default) is None  # runs in every default certify: no --feature slow
+    plan = upstream_plan(rule.upstream, default)
+    assert plan is not None and plan["fault"]["pause_after_events"]["seconds"] == 25.0
+    declared = Target(gateway_url="http://gw/v1", keepalive_silence=2.0)
+    plan = upstream_plan(rule.upstream, declared)
+    assert plan is not None and plan["fault"]["pause_after_events"] == {"events": 6, "seconds": 2.0}
+    assert rule.upstream["fault"]["pause_after_events"]["seconds"] == "$KEEPALIVE_SILENCE"  # input unchanged
