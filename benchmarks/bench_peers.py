@@ -391,9 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         "--only", action="append", default=[], help="run only these gateways (reference, litellm, portkey)"
     )
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--table", metavar="JSON", help="print the table of an earlier run's --json and exit")
     ap.add_argument("--serve-upstream", metavar="PORT_FILE", help=argparse.SUPPRESS)
     ap.add_argument("--client", metavar="SPEC", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
         return 0
@@ -564,13 +568,13 @@ def table(r: dict[str, Any]) -> str:
     lines = [
         f"cores: {r['cores']} ({'gateway pinned to core 1, upstream and client to core 0' if r['pinning'] else 'not pinned'})",
         "",
-        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | RSS kB @1k → @9k events |",
+        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | RSS kB before → @1k → @9k → after a 10,000-event stream |",
         "|---|---|---|---|---|---|---|---|---|---|",
         f"| direct | {d['rps']:.0f} | 1.00 | {d['median_ms']:.2f} | — | {d['first_chunk_ms']:.2f} | — | {d['stream100_ms']:.2f} | — | — |",
     ]
     for name, g in r["gateways"].items():
         rss = g.get("rss_kb", {})
-        mem = f"{rss.get('1000', '?')} → {rss.get('9000', '?')}" if rss else "—"
+        mem = " → ".join(str(rss[k]) for k in ("before", "1000", "9000", "after") if k in rss) if rss else "—"
         first = g["first_chunk_ms"]
         first_text = "—" if first is None else f"{first:.2f}"
         first_added = "—" if first is None else f"+{first - d['first_chunk_ms']:.2f}"
