@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,19 @@ UPSTREAM_REACH: list[tuple[str, dict[str, Any], Outcome, bool]] = [
 )
 def test_upstream_side_reach(raw: dict[str, Any], base: Outcome, expected: bool) -> None:
     assert reaches(mutant(side="upstream", **raw), base) is expected
+
+
+def test_a_cut_upstream_answer_counts_as_reached_by_any_active_answer_mutant() -> None:
+    cut = outcome()
+    assert cut.exchange is not None and cut.exchange.upstream
+    call = cut.exchange.upstream[0]
+    served = ServedAnswer(
+        200, {"content-type": "text/event-stream"}, UPSTREAM_SSE[:40], fault={"drop_after_bytes": 40}
+    )
+    ex = replace(cut.exchange, upstream=(replace(call, served=served),))
+    noop = mutant(side="upstream", json=[{"op": "delete", "path": "nothing.here"}])
+    assert reaches(noop, replace(cut, exchange=ex)) is True
+    assert reaches(noop, cut) is False
 
 
 def test_not_applicable_and_unrecorded_variants() -> None:
