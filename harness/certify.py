@@ -17,6 +17,7 @@ from harness.errors import ConfigError, HarnessFailure
 from harness.options import forwarded_args
 from harness.orchestrate import (
     Run,
+    embedded_args,
     embedded_features,
     reference_gateway,
     replay_for_target,
@@ -199,7 +200,7 @@ def certify_embedded(
                     f"(replay upstream at {replay_url})",
                     flush=True,
                 )
-                document = run_pytest(run, report_dir / profile, key, extra)
+                document = run_pytest(run, report_dir / profile, key, [*embedded_args(), *extra])
                 if fuzz_examples:
                     document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
                 documents.append(document)

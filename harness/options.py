@@ -113,6 +113,18 @@ OPTIONS: tuple[Option, ...] = (
         "forward",
     ),
     Option(
+        ("--keepalive-silence",),
+        {
+            "metavar": "S",
+            "type": float,
+            "default": 25.0,
+            "help": "seconds of upstream silence the keep-alive rule waits out for a `: ping` (default 25, "
+            "a long pause); declare less when your gateway pings sooner. certify states the embedded "
+            "reference gateway's own.",
+        },
+        "forward",
+    ),
+    Option(
         ("--feature",),
         {
             "metavar": "NAME",

@@ -64,6 +64,17 @@ def embedded_features(profile: str) -> tuple[str, ...]:
     return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
 
 
+# The embedded reference gateway pings after 1 s of silence (`--ping-interval`), so the keep-alive rule is
+# told a 2 s silence (`--keepalive-silence`) instead of the 25 s it waits for a gateway that declares nothing.
+EMBEDDED_PING_INTERVAL = 1.0
+EMBEDDED_KEEPALIVE_SILENCE = 2.0
+
+
+def embedded_args() -> list[str]:
+    """The plugin arguments that state what the embedded reference gateway was started with."""
+    return ["--keepalive-silence", f"{EMBEDDED_KEEPALIVE_SILENCE:g}"]
+
+
 @contextlib.contextmanager
 def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> Iterator[str]:
     """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
@@ -84,6 +95,8 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         "--allow-image-host",
         "127.0.0.1",
         *EMBEDDED_OPTIONS.get(profile, ()),
+        "--ping-interval",
+        f"{EMBEDDED_PING_INTERVAL:g}",
     ]
     if profile == "relay":
         cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
@@ -452,7 +465,9 @@ def run_matrix(
     columns: list[Column] = []
     with replay_upstream(replay_port, replay_url) as upstream:
         for profile in selected if with_reference else []:
-            columns.append(_reference_column(profile, catalogs, out_dir, ref_key, upstream, extra))
+            columns.append(
+                _reference_column(profile, catalogs, out_dir, ref_key, upstream, [*embedded_args(), *extra])
+            )
         for name, url in gateways.items():
             # The replay upstream is at a known address (--replay-port / --replay-url): certify reruns a rule.
             replay = ["--replay-url", replay_url] if replay_url else ["--replay-port", str(replay_port)]

@@ -132,6 +132,8 @@ def _rerun_base(config: pytest.Config) -> str:
         parts += ["--feature", feature]
     if opt.gc_strict:
         parts.append("--strict-rules")
+    if opt.keepalive_silence != 25.0:
+        parts += ["--keepalive-silence", f"{opt.keepalive_silence:g}"]
     return key + " ".join(shlex.quote(p) for p in parts)
 
 
@@ -191,6 +193,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rule_timeout=opt.rule_timeout,
         strict=opt.gc_strict,
         repeat=opt.repeat,
+        keepalive_silence=opt.keepalive_silence,
     )
     state = SessionState(
         target=target,

@@ -33,6 +33,7 @@ from harness.spec.model import RESERVED, ROLE_RE, STREAM_ONLY, UPSTREAM_SIDE_EXP
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
 _IMAGES_REF = "${images_url}"
+KEEPALIVE_SILENCE_DEFAULT = 25.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Target:
     rule_timeout: float = 30.0
     strict: bool = False
     repeat: int = 1  # live mode: each rule variant runs this many times (pass^k; FLAKY)
+    # Seconds of upstream silence the keep-alive rules wait out (`$KEEPALIVE_SILENCE` in a rule's upstream
+    # plan): 25 by default; a gateway that pings sooner may be declared so (--keepalive-silence).
+    keepalive_silence: float = KEEPALIVE_SILENCE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -327,7 +331,7 @@ def _exchange_once(
     """Send the rule's request (and its `then` steps, same marker) and collect both sides of each."""
     marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
     if replay is not None and marker is not None:
-        replay.register(marker, rule.id, dict(rule.upstream) if rule.upstream else None)
+        replay.register(marker, rule.id, upstream_plan(rule.upstream, target))
     try:
         with listener_mod.listening(rule.request) as listener:  # `${listener_url}`: the harness's own socket
             rendered = render_request(rule, variant, target, marker)
@@ -379,6 +383,16 @@ def _exchange(
         models={k: v for k, v in target.models.items() if v},
         listener=listener.record() if listener is not None else None,
     )
+
+
+def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
+    """The rule's upstream plan with `$KEEPALIVE_SILENCE` replaced by the target's declared silence."""
+    if not upstream:
+        return None
+    plan: dict[str, Any] = _substitute(
+        dict(upstream), lambda text: target.keepalive_silence if text == "$KEEPALIVE_SILENCE" else text
+    )
+    return plan
 
 
 def run_rule(

@@ -22,11 +22,12 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse as StarletteJSONResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reference_gateway import errors
+from reference_gateway import errors, fastjson
 from reference_gateway.auth import KeyRing
 from reference_gateway.body import BodyError, parse_json
 from reference_gateway.channels import requested_model, resolve
@@ -57,6 +58,7 @@ def _escape_controls(record: logging.LogRecord) -> bool:
 logger.addFilter(_escape_controls)
 
 MB = 1024 * 1024
+_BATCH = 64  # upstream events whose chunks may share one write to the client (see Gateway._sse)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,13 @@ class Hooks:
     resolver: Resolver | None = None
     clock: Callable[[], float] = time.time
     new_request_id: Callable[[], str] = field(default=lambda: uuid.uuid4().hex)
+
+
+class JSONResponse(StarletteJSONResponse):
+    """Starlette's JSON response, encoded by orjson: the same bytes for the gateway's answers, faster."""
+
+    def render(self, content: Any) -> bytes:
+        return fastjson.dumps(content)
 
 
 def error_response(error: GatewayError) -> Response:
@@ -466,20 +475,23 @@ class Gateway:
                         last_write = loop.time()
                         yield PING
                         continue
-                    task, pending = pending, None
-                    try:
-                        items = pump.feed(task.result())
-                    except StopAsyncIteration:
-                        items = pump.end_of_stream()
-                    except GatewayError as error:
-                        items = pump.fail(error)
-                    except Exception as exc:
-                        _log_unexpected(request_id, exc)
-                        items = pump.fail(errors.server_error())
-                    if items:
+                    # The events already read with this one (one upstream read often holds many) are handled
+                    # before writing, so that they go out in one write: the next event is given one turn of the
+                    # loop, which finishes it only if it needs no more I/O. Nothing waits for more data, and a
+                    # write holds at most _BATCH events' chunks.
+                    out: list[bytes] = []
+                    for _ in range(_BATCH):
+                        task, pending = pending, None
+                        out += _pump_step(pump, task, request_id)
+                        if pump.finished:
+                            break
+                        pending = asyncio.ensure_future(iterator.__anext__())
+                        await asyncio.sleep(0)
+                        if not pending.done():
+                            break
+                    if out:
                         last_write = loop.time()
-                    for item in items:
-                        yield item
+                        yield b"".join(out)
             finally:
                 if pending is not None:
                     pending.cancel()
@@ -518,6 +530,19 @@ class Gateway:
 
     async def healthz(self, _request: Request) -> Response:
         return JSONResponse({"status": "ok", "profile": self.settings.profile.name})
+
+
+def _pump_step(pump: StreamPump, task: asyncio.Future[Any], request_id: str) -> list[bytes]:
+    """The client's bytes for one finished read of the upstream stream: an event, its end or its failure."""
+    try:
+        return pump.feed(task.result())
+    except StopAsyncIteration:
+        return pump.end_of_stream()
+    except GatewayError as error:
+        return pump.fail(error)
+    except Exception as exc:
+        _log_unexpected(request_id, exc)
+        return pump.fail(errors.server_error())
 
 
 def _json_kind(value: Any) -> str:

@@ -4,11 +4,14 @@ Messages and, for profiles whose catalog has them, OpenAI-compatible Chat Comple
 from __future__ import annotations
 
 import argparse
+import inspect
+import json
 import logging
 import os
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from reference_gateway.app import GatewaySettings, create_app
 from reference_gateway.auth import KeyRing
@@ -129,30 +132,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="exempt a host name, IP or network from the public-address rule for image downloads (tests only)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the port (each runs one event loop, so one core's worth; default 1)",
+    )
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+ARGV_ENV = "REFERENCE_GATEWAY_ARGV"  # how `--workers` hands the command line to the worker processes
+
+
+class _Refused(Exception):
+    """The command line cannot start a gateway (the message says why)."""
+
+
+def _settings(args: argparse.Namespace) -> GatewaySettings:
     keys = [*args.api_key, *os.environ.get(KEYS_ENV, "").split(",")]
     ring = KeyRing.of(keys)
     if not ring.keys and not args.no_auth:
-        print(f"reference-gateway: give --api-key KEY (or ${KEYS_ENV}), or --no-auth", file=sys.stderr)
-        return 2
+        raise _Refused(f"give --api-key KEY (or ${KEYS_ENV}), or --no-auth")
     profile = get_profile(args.profile)
     try:
         catalog = load_catalog(args.models, shipped=profile.catalog)
     except (OSError, CatalogError) as exc:
-        print(f"reference-gateway: cannot load the model catalog: {exc}", file=sys.stderr)
-        return 2
+        raise _Refused(f"cannot load the model catalog: {exc}") from exc
     default_model = None if args.no_default_model else (args.default_model or catalog.default_model)
     if default_model is not None and catalog.get(default_model) is None:
-        print(
-            f"reference-gateway: the default model {default_model!r} is not in the catalog", file=sys.stderr
-        )
-        return 2
-    settings = GatewaySettings(
+        raise _Refused(f"the default model {default_model!r} is not in the catalog")
+    return GatewaySettings(
         profile=profile,
         catalog=catalog,
         default_model=default_model,
@@ -184,6 +193,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache_ttl_seconds=args.cache_ttl_seconds,
         max_image_bytes=args.max_image_bytes,
     )
+
+
+def app_from_env() -> Any:
+    """The app of one `--workers` worker process: built from the command line the supervisor was given."""
+    args = build_parser().parse_args(json.loads(os.environ[ARGV_ENV]))
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return create_app(_settings(args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        settings = _settings(args)
+    except _Refused as exc:
+        print(f"reference-gateway: {exc}", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print("reference-gateway: --workers must be at least 1", file=sys.stderr)
+        return 2
     import uvicorn  # the server is only needed when actually serving
 
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -195,12 +225,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"reference-gateway ({args.profile}) listening on http://{shown}:{port}", flush=True)
+    # loop/http "auto": uvloop and httptools when installed (uvicorn[standard]), else asyncio and h11.
+    common: dict[str, Any] = {
+        "log_level": args.log_level,
+        "access_log": False,
+        "lifespan": "on",
+        "h11_max_incomplete_event_size": HEADER_BUFFER_BYTES,
+    }
+    if args.workers == 1:
+        uvicorn.Server(uvicorn.Config(create_app(settings), **common)).run(sockets=[sock])
+        return 0
+    from uvicorn.supervisors import Multiprocess
+
+    # Each worker is a fresh process (spawned): it rebuilds the app from the same command line, and all of
+    # them accept on the one socket bound here.
+    os.environ[ARGV_ENV] = json.dumps([*argv, "--port", str(port)])
     config = uvicorn.Config(
-        create_app(settings),
-        log_level=args.log_level,
-        access_log=False,
-        lifespan="on",
-        h11_max_incomplete_event_size=HEADER_BUFFER_BYTES,
+        "reference_gateway.cli:app_from_env", factory=True, workers=args.workers, **common
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    older: dict[str, Any] = {}
+    if "target" in inspect.signature(Multiprocess).parameters:  # older uvicorn took the worker's target
+        older["target"] = uvicorn.Server(config).run
+    Multiprocess(config, sockets=[sock], **older).run()
     return 0

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.errors import ConfigError, HarnessFailure
-from harness.mutants.catalog import CatalogError, Mutant, load_catalog, select
+from harness.mutants.catalog import Catalog, CatalogError, Mutant, load_catalog, select
 from harness.mutants.kill import (
     Case,
     Matrix,
@@ -34,12 +34,14 @@ from harness.mutants.kill import (
     matrix_json,
     matrix_markdown,
     matrix_text,
+    merge_matrices,
     run_catalog,
 )
 from harness.mutants.proxy import ClientBook, ProxyServer
+from harness.mutants.schedule import MutantRouting, run_pairs
 from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 from harness.replay.client import ReplayClient
-from harness.runner import Target, not_applicable_reason
+from harness.runner import Outcome, Target, not_applicable_reason
 
 EXIT_SURVIVOR = 1  # a mutant survived: the suite has a rule that tests nothing
 BASE_FEATURES = ("loopback-downloads",)
@@ -95,8 +97,56 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds a rule may take before the gateway's answer counts as hung (default 30)",
     )
+    p.add_argument(
+        "--keepalive-silence",
+        type=float,
+        help="with --gateway-url: the keep-alive silence your gateway declares (default 25; the embedded "
+        "reference gateway states its own)",
+    )
+    p.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only rules whose id matches (a partial matrix: no rules-killing-none verdict)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only slice I of N (mutants in catalog order, every N-th from the I-th); merge the "
+        "slices' kill-matrix.json with --merge",
+    )
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="DIR",
+        help="build one kill matrix from the shards' outputs (directories holding kill-matrix.json, or the "
+        "files) and exit; writes to --out",
+    )
+    p.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="run each mutant against the whole catalog, one mutant after the other (the slow way, "
+        "without reusing baseline outcomes; for comparison)",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` → (I, N) with 1 <= I <= N."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard {text}: expected I/N, e.g. 2/4") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"--shard {text}: I must be between 1 and N")
+    return i, n
+
+
+def shard_of(mutants: Sequence[Mutant], i: int, n: int) -> list[Mutant]:
+    """Slice I of N: every N-th mutant from the I-th (catalog order), so slow areas spread over shards."""
+    return [m for k, m in enumerate(mutants) if k % n == i - 1]
 
 
 @dataclass
@@ -108,6 +158,7 @@ class Rig:
     upstream: ProxyServer | None
     replay: ReplayClient
     http: httpx.Client
+    routing: MutantRouting
 
     def use(self, mutant: Mutant | None) -> None:
         self.client.set_mutant(mutant)
@@ -117,11 +168,16 @@ class Rig:
 
 @contextlib.contextmanager
 def rig(
-    args: argparse.Namespace, profile_models: dict[str, str | None], features: frozenset[str], log: Path
+    args: argparse.Namespace,
+    profile_models: dict[str, str | None],
+    features: frozenset[str],
+    log: Path,
+    mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
-    from harness.orchestrate import reference_gateway
+    from harness.orchestrate import EMBEDDED_KEEPALIVE_SILENCE, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
+    from harness.runner import KEEPALIVE_SILENCE_DEFAULT
 
     book = ClientBook()
     with contextlib.ExitStack() as stack:
@@ -134,12 +190,14 @@ def rig(
                 )
             gateway_url = args.gateway_url
             key = args.gateway_key or os.environ.get("GC_GATEWAY_KEY")
+            silence = args.keepalive_silence or KEEPALIVE_SILENCE_DEFAULT
         else:
             replay = stack.enter_context(ReplayServer(cassettes_dir()))
             replay_url = replay.url
             upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book))
             key = "gc-" + secrets.token_hex(16)
             gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
+            silence = EMBEDDED_KEEPALIVE_SILENCE
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
         target = Target(
@@ -149,31 +207,32 @@ def rig(
             features=features,
             replay_url=replay_url,
             rule_timeout=args.rule_timeout,
+            keepalive_silence=silence,
         )
+        for proxy in (client, upstream):
+            if proxy is not None:
+                proxy.register(mutants)
+        routing = MutantRouting()
         limits = httpx.Limits(
             max_connections=max(8, args.jobs * 2), max_keepalive_connections=max(8, args.jobs * 2)
         )
-        http = stack.enter_context(httpx.Client(trust_env=False, follow_redirects=False, limits=limits))
+        http = stack.enter_context(
+            httpx.Client(
+                trust_env=False,
+                follow_redirects=False,
+                limits=limits,
+                event_hooks={"request": [routing.hook]},
+            )
+        )
         replay_client = ReplayClient(replay_url)
         stack.callback(replay_client.close)
-        yield Rig(target, client, upstream, replay_client, http)
+        yield Rig(target, client, upstream, replay_client, http, routing)
 
 
 def run_mutant(
-    r: Rig,
-    mutant: Mutant,
-    cases: list[Case],
-    broken: frozenset[str],
-    jobs: int,
-    first_kill: bool,
-    base_features: frozenset[str],
+    r: Rig, mutant: Mutant, cases: list[Case], broken: frozenset[str], jobs: int, first_kill: bool
 ) -> MutantResult:
-    if mutant.side == "upstream" and r.upstream is None:
-        return MutantResult(mutant, (), 0, 0.0, skipped="upstream-side mutant: no --upstream-proxy-port")
-    missing = sorted(set(mutant.features) - base_features)
-    if missing:
-        # Like a rule, a mutant whose killers need an undeclared feature is not run (e.g. slow: 25 s pauses).
-        return MutantResult(mutant, (), 0, 0.0, skipped=f"needs --feature {' '.join(missing)}")
+    """One mutant against the whole catalog (the proxies' global mutant; no baseline reuse)."""
     target = r.target
     started = time.monotonic()
     r.use(mutant)
@@ -196,6 +255,21 @@ def run_mutant(
     )
 
 
+def skip_reason(r: Rig, mutant: Mutant, base_features: frozenset[str]) -> str | None:
+    if mutant.side == "upstream" and r.upstream is None:
+        return "upstream-side mutant: no --upstream-proxy-port"
+    missing = sorted(set(mutant.features) - base_features)
+    if missing:
+        # Like a rule, a mutant whose killers need an undeclared feature is not run (e.g. slow: 20 s downloads).
+        return f"needs --feature {' '.join(missing)}"
+    return None
+
+
+def _unattributed(replay: ReplayClient) -> bool:
+    """Whether the replay upstream saw requests it could not give to a case (since the last clear)."""
+    return any(d.get("kind") in ("unmarked", "unknown-marker", "unknown-path") for d in replay.diagnostics())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -203,30 +277,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
     from harness.paths import specs_dir
+    from harness.runner import rule_selected
     from harness.spec import SpecError, load_profile, load_rule_file, rule_files
 
+    def config_error(message: str) -> int:
+        print(f"gateway-conformance mutants: {message}", file=sys.stderr)
+        return EXIT_CONFIG
+
     if args.gateway_url and not args.replay_url:
-        print(
-            "gateway-conformance mutants: --gateway-url needs --replay-url (the replay upstream your gateway "
-            "talks to, or the upstream proxy's target)",
-            file=sys.stderr,
+        return config_error(
+            "--gateway-url needs --replay-url (the replay upstream your gateway talks to, or the upstream "
+            "proxy's target)"
         )
-        return EXIT_CONFIG
     try:
+        shard = parse_shard(args.shard) if args.shard else None
         catalog = load_catalog()
+        if args.merge:
+            return merge_main(args, catalog)
         profile = load_profile(args.profile)
-        rules = [rule for f in rule_files(specs_dir() / args.profile) for rule in load_rule_file(f).rules]
-    except (CatalogError, SpecError) as exc:
-        print(f"gateway-conformance mutants: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+        rules = [
+            rule
+            for f in rule_files(specs_dir() / args.profile)
+            for rule in load_rule_file(f).rules
+            if rule_selected(rule, args.rule)
+        ]
+    except (CatalogError, SpecError, ValueError) as exc:
+        return config_error(str(exc))
+    if not rules:
+        return config_error(f"no rule of profile {args.profile} matches {' '.join(args.rule)}")
     mutants = select(catalog.mutants, args.profile, args.mutant, args.sample, args.seed, args.always)
+    if shard is not None:
+        mutants = shard_of(mutants, *shard)
     if args.list:
         for m in mutants:
             print(f"{m.id:<40} {m.side:<8} {m.area:<10} {m.models}")
         return EXIT_OK
-    if not mutants:
-        print(f"gateway-conformance mutants: no mutant of profile {args.profile} matches", file=sys.stderr)
-        return EXIT_CONFIG
+    if not mutants and shard is None:
+        return config_error(f"no mutant of profile {args.profile} matches")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or Path("gc-mutants") / stamp).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -235,11 +322,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = cases_of(rules)
     started = time.monotonic()
     results: list[MutantResult] = []
+    sequential = args.one_at_a_time or args.first_kill or args.no_baseline
     try:
-        with rig(args, models, base, out / "gateway.log") as r:
+        with rig(args, models, base, out / "gateway.log", mutants) as r:
             applicable = {rule.id for rule in rules if not_applicable_reason(rule, r.target) is None}
             broken: frozenset[str] = frozenset()
+            baseline: list[Outcome] = []
             if not args.no_baseline:
+                r.replay.clear_diagnostics()
                 baseline = run_catalog(cases, r.target, r.http, r.replay, args.jobs)
                 broken = broken_cases(baseline)
                 print(
@@ -247,14 +337,43 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{len(broken)} failing without a mutant",
                     flush=True,
                 )
-            for i, mutant in enumerate(mutants, 1):
-                result = run_mutant(r, mutant, cases, broken, args.jobs, args.first_kill, base)
-                results.append(result)
+            count = iter(range(1, len(mutants) + 1))
+
+            def report(result: MutantResult) -> None:
+                reuse = f", {result.reused} reused" if result.reused else ""
                 print(
-                    f"[{i}/{len(mutants)}] {mutant.id}: {result.verdict} ({len(result.killers)} rules, "
-                    f"{result.seconds:.1f}s)",
+                    f"[{next(count)}/{len(mutants)}] {result.mutant.id}: {result.verdict} "
+                    f"({len(result.killers)} rules, {result.cases_run} run{reuse}, {result.seconds:.1f}s)",
                     flush=True,
                 )
+
+            by_id: dict[str, MutantResult] = {}
+            runnable = []
+            for m in mutants:
+                why = skip_reason(r, m, base)
+                if why is None:
+                    runnable.append(m)
+                else:
+                    by_id[m.id] = MutantResult(m, (), 0, 0.0, skipped=why)
+                    report(by_id[m.id])
+            if sequential:
+                for mutant in runnable:
+                    result = run_mutant(r, mutant, cases, broken, args.jobs, args.first_kill)
+                    by_id[mutant.id] = result
+                    report(result)
+            else:
+                blind = _unattributed(r.replay)
+                if blind:
+                    print(
+                        "baseline: the replay upstream saw requests without a known case marker; "
+                        "upstream-side mutants run on every rule variant",
+                        flush=True,
+                    )
+                for result in run_pairs(
+                    r, r.routing, runnable, cases, baseline, broken, args.jobs, report, upstream_blind=blind
+                ):
+                    by_id[result.mutant.id] = result
+            results = [by_id[m.id] for m in mutants]
     except ConfigError as exc:
         print(f"gateway-conformance mutants: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -263,7 +382,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_HARNESS
     all_of_profile = [m for m in catalog.mutants if args.profile in m.profiles]
     complete = (
-        not args.first_kill and len(results) == len(all_of_profile) and not any(r.skipped for r in results)
+        not args.first_kill
+        and not args.rule
+        and shard is None
+        and len(results) == len(all_of_profile)
+        and not any(r.skipped for r in results)
     )
     rule_ids = tuple(dict.fromkeys(rule.id for rule in rules))
     matrix = Matrix(
@@ -275,8 +398,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline_broken=tuple(sorted(broken)),
         seconds=time.monotonic() - started,
         complete=complete,
-        extra={"jobs": args.jobs, "first_kill": args.first_kill, "sample": args.sample, "seed": args.seed},
+        extra={
+            "jobs": args.jobs,
+            "first_kill": args.first_kill,
+            "sample": args.sample,
+            "seed": args.seed,
+            "features": sorted(base),
+            "rule_globs": list(args.rule),
+            "shard": args.shard,
+            "one_at_a_time": bool(sequential),
+        },
     )
+    return write_matrix(out, matrix)
+
+
+def write_matrix(out: Path, matrix: Matrix) -> int:
+    out.mkdir(parents=True, exist_ok=True)
     (out / "kill-matrix.json").write_text(json.dumps(matrix_json(matrix), indent=2) + "\n", encoding="utf-8")
     (out / "kill-matrix.md").write_text(matrix_markdown(matrix), encoding="utf-8")
     print()
@@ -284,9 +421,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if matrix.not_applicable:
         print(f"\nnot applicable in this run (cannot kill): {', '.join(matrix.not_applicable)}")
     print(f"\nwrote {out / 'kill-matrix.json'} and kill-matrix.md")
-    if broken:
+    if matrix.baseline_broken:
         return EXIT_HARNESS
     return EXIT_SURVIVOR if matrix.survivors else EXIT_OK
 
 
-__all__ = ["case_key", "main"]
+def merge_main(args: argparse.Namespace, catalog: Catalog) -> int:
+    documents = []
+    for name in args.merge:
+        path = Path(name)
+        path = path / "kill-matrix.json" if path.is_dir() else path
+        if not path.is_file():
+            raise ValueError(f"--merge {name}: no kill-matrix.json there")
+        documents.append(json.loads(path.read_text(encoding="utf-8")))
+    matrix = merge_matrices(documents, catalog)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out or Path("gc-mutants") / f"merged-{stamp}").resolve()
+    print(f"merged {len(documents)} kill matrices ({len(matrix.results)} mutants)")
+    return write_matrix(out, matrix)
+
+
+__all__ = ["case_key", "main", "merge_matrices", "shard_of"]

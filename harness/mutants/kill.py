@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from harness.mutants.catalog import Mutant
+from harness.mutants.catalog import Catalog, Mutant
 from harness.outcomes import variant_label
 from harness.replay.client import ReplayClient
 from harness.runner import Outcome, Target, run_rule
@@ -105,6 +105,7 @@ class MutantResult:
     seconds: float
     first_kill_only: bool = False
     skipped: str | None = None  # why the mutant was not run
+    reused: int = 0  # rule variants it cannot change (harness.mutants.reach): their baseline outcome stands
 
     @property
     def killers(self) -> tuple[str, ...]:
@@ -187,6 +188,7 @@ def matrix_json(m: Matrix) -> dict[str, Any]:
                 "killers": list(r.killers),
                 "kills": [k.__dict__ for k in r.kills],
                 "cases_run": r.cases_run,
+                "cases_reused": r.reused,
                 "seconds": round(r.seconds, 2),
                 "first_kill_only": r.first_kill_only,
                 "survives_because": r.mutant.survives_because,
@@ -195,11 +197,98 @@ def matrix_json(m: Matrix) -> dict[str, Any]:
             for r in m.results
         ],
         "rules": {rid: killing.get(rid, []) for rid in m.rules},
+        "not_applicable": list(m.not_applicable),
         "rules_killing_none": m.idle_rules() if m.complete else None,
         "unmutated": {rid: m.why_unmutated(rid) for rid in m.rules if m.why_unmutated(rid)},
         "baseline_broken": list(m.baseline_broken),
         **dict(m.extra),
     }
+
+
+def result_from_json(raw: Mapping[str, Any], mutant: Mutant) -> MutantResult:
+    return MutantResult(
+        mutant,
+        tuple(Kill(**k) for k in raw.get("kills", ())),
+        int(raw.get("cases_run", 0)),
+        float(raw.get("seconds", 0.0)),
+        first_kill_only=bool(raw.get("first_kill_only")),
+        skipped=raw.get("skipped"),
+        reused=int(raw.get("cases_reused", 0)),
+    )
+
+
+def merge_matrices(documents: Sequence[Mapping[str, Any]], catalog: Catalog) -> Matrix:
+    """One kill matrix from the shards' `kill-matrix.json` documents (one profile; disjoint mutants).
+
+    Complete when the shards together ran every mutant of the profile against every rule, unskipped.
+    Raises ValueError on shards that do not fit together (profiles, rules or overlapping mutants).
+    """
+    if not documents:
+        raise ValueError("nothing to merge")
+    profiles = {d["profile"] for d in documents}
+    if len(profiles) != 1:
+        raise ValueError(f"the shards are of different profiles: {', '.join(sorted(profiles))}")
+    profile = profiles.pop()
+    rule_sets = {tuple(d["rules"]) for d in documents}
+    if len(rule_sets) != 1:
+        raise ValueError("the shards ran different rules (another catalog version or --rule)")
+    globs = {tuple(d.get("rule_globs") or ()) for d in documents}
+    by_id = {m.id: m for m in catalog.mutants}
+    results: dict[str, MutantResult] = {}
+    for d in documents:
+        for raw in d["mutants"]:
+            if raw["id"] in results:
+                raise ValueError(f"mutant {raw['id']} is in more than one shard")
+            if raw["id"] not in by_id:
+                raise ValueError(f"mutant {raw['id']} is not in this catalog")
+            results[raw["id"]] = result_from_json(raw, by_id[raw["id"]])
+    order = {m.id: n for n, m in enumerate(catalog.mutants)}
+    merged = tuple(sorted(results.values(), key=lambda r: order[r.mutant.id]))
+    of_profile = {m.id for m in catalog.mutants if profile in m.profiles}
+    complete = (
+        set(results) == of_profile
+        and globs == {()}
+        and not any(d.get("first_kill") for d in documents)
+        and not any(r.skipped for r in merged)
+    )
+    return Matrix(
+        profile=profile,
+        results=merged,
+        rules=rule_sets.pop(),
+        not_applicable=tuple(sorted({rid for d in documents for rid in d.get("not_applicable", ())})),
+        unmutated=catalog.unmutated,
+        baseline_broken=tuple(sorted({b for d in documents for b in d.get("baseline_broken", ())})),
+        seconds=max(float(d.get("seconds", 0.0)) for d in documents),
+        complete=complete,
+        extra={
+            "merged_from": [d.get("shard") for d in documents],
+            "shard_seconds": [d.get("seconds") for d in documents],
+        },
+    )
+
+
+def kill_sets(document: Mapping[str, Any]) -> dict[str, tuple[str, frozenset[tuple[str, str, str]]]]:
+    """Per mutant of a `kill-matrix.json`: its verdict and its kills as (rule id, variant, outcome)."""
+    return {
+        m["id"]: (m["verdict"], frozenset((k["rule_id"], k["variant"], k["outcome"]) for k in m["kills"]))
+        for m in document["mutants"]
+    }
+
+
+def diff_kill_sets(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The differences in verdicts and kills between two kill matrices, over the mutants both ran.
+
+    Violation texts and timings are not compared: they carry run-specific ids and durations.
+    """
+    a, b = kill_sets(before), kill_sets(after)
+    problems = []
+    for mid in sorted(set(a) & set(b)):
+        (va, ka), (vb, kb) = a[mid], b[mid]
+        if va != vb:
+            problems.append(f"{mid}: verdict {va} -> {vb}")
+        problems += [f"{mid}: lost kill {k}" for k in sorted(ka - kb)]
+        problems += [f"{mid}: new kill {k}" for k in sorted(kb - ka)]
+    return problems
 
 
 def totals(m: Matrix) -> dict[str, int]:

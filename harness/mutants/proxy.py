@@ -13,7 +13,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,29 +49,35 @@ HOP_BY_HOP = frozenset(
     }
 )
 Scope = Mapping[str, Any]
+# Which mutant one request runs under, so that many mutants can share the proxies at once: the harness
+# sets it on its request, the client-side proxy takes it off (the gateway never sees it) and notes it by
+# case marker for the upstream side. An empty value means no mutant; without the header the proxy's own
+# `mutant` applies (one mutant at a time, for requests that carry no case marker).
+MUTANT_HEADER = "x-gc-mutant"
 
 
 class ClientBook:
     """The client's requests by case marker, so an upstream-side op can see what the client asked."""
 
     def __init__(self) -> None:
-        self._requests: dict[str, Any] = {}
+        self._requests: dict[str, tuple[Any, str | None]] = {}
         self._lock = threading.Lock()
 
-    def note(self, body: bytes, parsed: Any) -> None:
+    def note(self, body: bytes, parsed: Any, mutant: str | None = None) -> None:
         m = MARKER_RE_BYTES.search(body)
         if m:
             with self._lock:
-                self._requests[m.group(0).decode()] = parsed
+                self._requests[m.group(0).decode()] = (parsed, mutant)
                 if len(self._requests) > 4096:  # bounded: a long matrix sends tens of thousands of requests
                     self._requests.pop(next(iter(self._requests)))
 
-    def find(self, body: bytes) -> Any:
+    def find(self, body: bytes) -> tuple[Any, str | None]:
+        """The client's parsed request for the marker in this body, and the mutant it was sent under."""
         m = MARKER_RE_BYTES.search(body)
         if not m:
-            return None
+            return None, None
         with self._lock:
-            return self._requests.get(m.group(0).decode())
+            return self._requests.get(m.group(0).decode(), (None, None))
 
 
 def _parse(body: bytes) -> Any:
@@ -93,6 +99,7 @@ class MutatingProxy:
         self.side = side
         self.book = book
         self.mutant: Mutant | None = None
+        self.registry: dict[str, Mutant] = {}  # the mutants a MUTANT_HEADER may name
         self._http: httpx.AsyncClient | None = None
 
     def _client(self) -> httpx.AsyncClient:
@@ -117,14 +124,18 @@ class MutatingProxy:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        mutant = self.mutant if self.mutant is not None and self.side == mutant_side(self.mutant) else None
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        routed = next((v for k, v in headers if k == MUTANT_HEADER), None)
+        headers = [(k, v) for k, v in headers if k != MUTANT_HEADER]
         parsed = _parse(body)
         if self.side == "client":
             client: Any = parsed if parsed is not None or not body else _Invalid()
-            self.book.note(body, parsed)
+            self.book.note(body, parsed, routed)
         else:
-            client = self.book.find(body)
+            client, routed = self.book.find(body)
+        mutant = self.mutant if routed is None else self.registry.get(routed)
+        if mutant is not None and self.side != mutant_side(mutant):
+            mutant = None
         ctx = Context(client=client if not isinstance(client, _Invalid) else None)
         if mutant is not None and mutant.request and isinstance(parsed, (dict, list)):
             new = apply_edits(parsed, mutant.request, ctx)
@@ -319,6 +330,9 @@ class ProxyServer:
 
     def set_mutant(self, mutant: Mutant | None) -> None:
         self.app.mutant = mutant
+
+    def register(self, mutants: Sequence[Mutant]) -> None:
+        self.app.registry = {m.id: m for m in mutants}
 
     def start(self, timeout: float = 10.0) -> ProxyServer:
         sock = _bind(self._requested_port)

@@ -4,11 +4,11 @@ state machine fed one upstream event at a time. Nothing is buffered: each event 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
+from reference_gateway import fastjson
 from reference_gateway.errors import ErrorEnvelope, GatewayError, from_upstream, server_error
 from reference_gateway.profiles import FinishReason, Profile
 from reference_gateway.translate.response import (
@@ -95,7 +95,7 @@ def encode(item: StreamItem) -> bytes:
     """One SSE event: only `data:` lines, as the OpenAI SDKs expect (no `event:`/`id:` fields)."""
     if item == DONE:
         return b"data: [DONE]\n\n"
-    return b"data: " + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + fastjson.dumps(item) + b"\n\n"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,199 @@
+"""Which rule variants a mutant can change: its ops replayed over the baseline run's recorded exchanges.
+
+A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness,
+no op that only delays). If that function is the identity on every message of a rule variant's
+baseline exchange — the client's request and the gateway's answer (client side), or each request the
+gateway made upstream and the answer it got (upstream side) — then the run through the mutant sends
+the same bytes in the same order as the baseline did, and its outcome is the baseline's: no need to run
+it again. Only where the answer is unknown (no recorded exchange, a truncated or cut answer, a header
+the harness does not see) does `reaches` say yes, so a reused outcome is never a guess.
+
+Pure: it reads the recorded `Outcome` values only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from harness.exchange import Exchange, UpstreamCall
+from harness.mutants.catalog import Mutant
+from harness.mutants.ops import (
+    Context,
+    StreamRewriter,
+    apply_edits,
+    edit_headers,
+    map_status,
+    parse_block,
+    split_sse,
+)
+from harness.outcomes import MARKER_RE_BYTES
+from harness.redact import KEY_PLACEHOLDER
+from harness.runner import Outcome
+
+# Headers the HTTP clients and servers on the way add or rewrite themselves: the recorded exchange does
+# not show them as the proxy sees them, so an edit naming one always counts as a change.
+TRANSPORT_HEADERS = frozenset(
+    {
+        "host",
+        "accept",
+        "accept-encoding",
+        "connection",
+        "user-agent",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "date",
+        "server",
+    }
+)
+
+
+class _Invalid:
+    """A client body that is not JSON (as the proxy sees it, for `when: {request_json: invalid}`)."""
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+def reaches(mutant: Mutant, baseline: Outcome) -> bool:
+    """Whether the mutant could make this rule variant's run differ from its baseline run."""
+    if baseline.outcome == "NOT_APPLICABLE":
+        return False  # not applicable depends on the target alone: it is so in every run
+    exchange = baseline.exchange
+    if exchange is None:
+        return True
+    exchanges = [exchange] + ([exchange.companion] if exchange.companion is not None else [])
+    if mutant.side == "client":
+        return any(_client_reaches(mutant, ex) for ex in exchanges)
+    return any(_upstream_reaches(mutant, ex) for ex in exchanges)
+
+
+def reached(mutant: Mutant, baselines: Iterable[Outcome]) -> list[bool]:
+    return [reaches(mutant, b) for b in baselines]
+
+
+def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
+    body = ex.request.body
+    parsed = _parse(body)
+    client: Any = parsed if parsed is not None or not body else _Invalid()
+    ctx = Context(client=None if isinstance(client, _Invalid) else client)
+    if (
+        mutant.request
+        and isinstance(parsed, (dict, list))
+        and apply_edits(parsed, mutant.request, ctx) != parsed
+    ):
+        return True
+    if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
+        return True
+    if not mutant.touches_answer:
+        return False
+    response = ex.response
+    if response.status is None:
+        return False  # no answer reached the proxy's client: nothing of it to rewrite
+    invalid = isinstance(client, _Invalid)
+    if not mutant.applies(None if invalid else client, response.status, invalid_json=invalid):
+        return False
+    if response.truncated or response.transport_error:
+        return True
+    return _answer_changes(mutant, client, response.status, response.headers, response.raw)
+
+
+def _upstream_reaches(mutant: Mutant, ex: Exchange) -> bool:
+    if ex.upstream is None:
+        return True  # the upstream side was not observed (no case marker): cannot tell
+    # The upstream proxy finds the client's request by the case marker in what the gateway sent.
+    client = _parse(ex.request.body) if MARKER_RE_BYTES.search(ex.request.body) else None
+    return any(_call_reaches(mutant, call, client) for call in ex.upstream)
+
+
+def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
+    if KEY_PLACEHOLDER.encode() in call.body:
+        return True  # the recorded body is redacted: not the bytes the proxy saw
+    ctx = Context(client=client)
+    parsed = _parse(call.body)
+    if (
+        mutant.request
+        and isinstance(parsed, (dict, list))
+        and apply_edits(parsed, mutant.request, ctx) != parsed
+    ):
+        return True
+    if mutant.request_headers and _headers_change(call.headers, mutant.request_headers):
+        return True
+    if not mutant.touches_answer:
+        return False
+    served = call.served
+    if served is None:
+        return True
+    if not mutant.applies(client, served.status):
+        return False
+    if "drop_after_bytes" in (served.fault or {}):
+        return True  # a cut answer: the proxy's rewriting path reads it otherwise than its pass-through
+    return _answer_changes(mutant, client, served.status, served.headers, served.body)
+
+
+def _headers_change(headers: Mapping[str, str], spec: Mapping[str, Any]) -> bool:
+    names = {str(h).lower() for h in spec.get("drop", ())} | {
+        str(h).lower() for h in (spec.get("rename") or {})
+    }
+    if (names | {str(h).lower() for h in (spec.get("set") or {})}) & TRANSPORT_HEADERS:
+        return True
+    pairs = [(k.lower(), v) for k, v in headers.items()]
+    return sorted(edit_headers(pairs, spec)) != sorted(pairs)
+
+
+def _answer_changes(
+    mutant: Mutant, client: Any, status: int, headers: Mapping[str, str], body: bytes
+) -> bool:
+    """The proxy's `_relay` without I/O: does the rewrite change the status, a header or a byte?"""
+    if mutant.replace is not None:
+        return True
+    is_sse = headers.get("content-type", "").startswith("text/event-stream")
+    if (
+        mutant.error_as_stream
+        and status >= 400
+        and not is_sse
+        and isinstance(client, dict)
+        and client.get("stream")
+    ):
+        return True
+    if mutant.status and map_status(status, mutant.status) != status:
+        return True
+    if mutant.headers and _headers_change(headers, mutant.headers):
+        return True
+    if is_sse:
+        return mutant.touches_stream and _stream_changes(mutant, client, status, body)
+    if mutant.json:
+        doc = _parse(body)
+        if doc is not None and apply_edits(doc, mutant.json, Context(client, status)) != doc:
+            return True
+    return False
+
+
+def _stream_changes(mutant: Mutant, client: Any, status: int, body: bytes) -> bool:
+    """Whether the event rewriter changes, holds back or adds any event of this stream.
+
+    Identity means: each event, fed alone, comes out alone and re-encodes to its own bytes (so nothing
+    is delayed either), the stream ends on a complete event, and the end flushes nothing.
+    """
+    blocks, rest = split_sse(body)
+    if rest.strip() or b"\r" in body:
+        return True
+    rewriter = StreamRewriter(mutant.chunks, mutant.stream, Context(client, status))
+    out = bytearray()
+    for block in blocks:
+        if not block.strip(b"\n"):
+            continue
+        event = parse_block(block.strip(b"\n"))
+        emitted = rewriter.feed(event)
+        if len(emitted) != 1 or emitted[0] != event:
+            return True
+        out += emitted[0].encode()
+    if rewriter.end():
+        return True
+    return bytes(out) != body
