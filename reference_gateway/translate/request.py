@@ -344,8 +344,9 @@ def _tool_result(message: Mapping[str, Any], path: str, walk: _Walk) -> Block:
 def _messages(
     raw: Any, model: ModelInfo, profile: Profile, images: Mapping[str, InlineImage], walk: _Walk
 ) -> tuple[list[Block], list[dict[str, Any]]]:
-    if not isinstance(raw, list) or not raw:
-        raise invalid_request("messages: must be a non-empty list", "messages")
+    if not isinstance(raw, list):
+        raise invalid_request("messages: must be a list", "messages")
+    # An empty list has no message that isn't `system` or `developer`: the no-user-message refusal below.
     system_texts: list[tuple[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: list[Block] | None = None  # the user turn collecting consecutive tool results
