@@ -29,6 +29,8 @@ GOOD: list[tuple[str, str, Any, Exchange]] = [
     ("status", "list", [400, 422], ERROR),
     ("headers", "equals-case-insensitive", {"Content-Type": {"equals": "application/json"}}, TEXT),
     ("headers", "absent", {"retry-after": {"absent": True}}, TEXT),
+    ("headers", "every-header-excludes", {"*": {"excludes": "removed-params"}}, TEXT),
+    ("headers", "every-header-as-name-value", {"*": {"matches": "^[a-z0-9-]+: "}}, TEXT),
     ("body", "contains", {"contains": "Hello there!"}, TEXT),
     ("json", "equals", [{"path": "$.choices[0].message.content", "equals": "Hello there!"}], TEXT),
     ("json", "ref-keeps-type", [{"path": "$.model", "equals": "${request.body.model}"}], TEXT),
@@ -116,6 +118,13 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ),
     ("headers", "missing", {"x-request-id": {"exists": True}}, TEXT, "expected a non-null value"),
     ("headers", "regex", {"content-type": {"matches": "^text/event-stream"}}, TEXT, "does not match"),
+    (
+        "headers",
+        "every-header-names-one",
+        {"*": {"excludes": "content-type: application/json"}},
+        TEXT,
+        "must not hold",
+    ),
     ("body", "garbage", {"contains": "error"}, exchange(b"\xff\xfe<html>"), "substring not found"),
     (
         "json",
