@@ -58,6 +58,16 @@ EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
 # What the embedded reference gateway is started with beyond the common options, per profile: relay's
 # response cache on (its rules need `response-cache`), its state in a file of this run's report folder.
 EMBEDDED_OPTIONS: dict[str, tuple[str, ...]] = {"relay": ("--cache-ttl-seconds", "300")}
+# EZAT's 590-second limit on a non-streaming request, shortened: the embedded reference gateway gives up after
+# 3 s (`--upstream-timeout`) and the rules are told so (`--nonstream-timeout`), so the 504 rule runs in every
+# certify in seconds. Only ezat's catalog has rules on that limit.
+EMBEDDED_NONSTREAM_TIMEOUT: dict[str, float] = {"ezat": 3.0}
+
+
+def embedded_args(profile: str) -> list[str]:
+    """The plugin arguments that state what the embedded reference gateway of `profile` was started with."""
+    limit = EMBEDDED_NONSTREAM_TIMEOUT.get(profile)
+    return [] if limit is None else ["--nonstream-timeout", f"{limit:g}"]
 
 
 def embedded_features(profile: str) -> tuple[str, ...]:
@@ -85,6 +95,8 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         "127.0.0.1",
         *EMBEDDED_OPTIONS.get(profile, ()),
     ]
+    if profile in EMBEDDED_NONSTREAM_TIMEOUT:
+        cmd += ["--upstream-timeout", f"{EMBEDDED_NONSTREAM_TIMEOUT[profile]:g}"]
     if profile == "relay":
         cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -395,7 +407,9 @@ def certify_embedded(
                     f"(replay upstream at {replay.url})",
                     flush=True,
                 )
-                documents.append(run_pytest(run, report_dir / profile, key, extra))
+                documents.append(
+                    run_pytest(run, report_dir / profile, key, [*embedded_args(profile), *extra])
+                )
     return documents
 
 
@@ -479,7 +493,7 @@ def _reference_column(
                 column_dir,
                 key,
                 upstream,
-                extra,
+                [*embedded_args(profile), *extra],
                 features,
                 maps,
                 _reference_rerun(profile),

@@ -132,6 +132,8 @@ def _rerun_base(config: pytest.Config) -> str:
         parts += ["--feature", feature]
     if opt.gc_strict:
         parts.append("--strict-rules")
+    if opt.nonstream_timeout is not None:
+        parts += ["--nonstream-timeout", f"{opt.nonstream_timeout:g}"]
     return key + " ".join(shlex.quote(p) for p in parts)
 
 
@@ -217,6 +219,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rule_timeout=opt.rule_timeout,
         strict=opt.gc_strict,
         repeat=opt.repeat,
+        nonstream_timeout=opt.nonstream_timeout,
     )
     state = SessionState(
         target=target,

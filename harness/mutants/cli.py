@@ -95,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds a rule may take before the gateway's answer counts as hung (default 30)",
     )
+    p.add_argument(
+        "--nonstream-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --gateway-url: your gateway's non-streaming limit (504 after S seconds); the reference "
+        "gateway states its own",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
 
@@ -119,7 +127,7 @@ class Rig:
 def rig(
     args: argparse.Namespace, profile_models: dict[str, str | None], features: frozenset[str], log: Path
 ) -> Iterator[Rig]:
-    from harness.orchestrate import reference_gateway
+    from harness.orchestrate import EMBEDDED_NONSTREAM_TIMEOUT, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
 
@@ -134,12 +142,14 @@ def rig(
                 )
             gateway_url = args.gateway_url
             key = args.gateway_key or os.environ.get("GC_GATEWAY_KEY")
+            nonstream_timeout = args.nonstream_timeout
         else:
             replay = stack.enter_context(ReplayServer(cassettes_dir()))
             replay_url = replay.url
             upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book))
             key = "gc-" + secrets.token_hex(16)
             gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
+            nonstream_timeout = EMBEDDED_NONSTREAM_TIMEOUT.get(args.profile)
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
         target = Target(
@@ -149,6 +159,7 @@ def rig(
             features=features,
             replay_url=replay_url,
             rule_timeout=args.rule_timeout,
+            nonstream_timeout=nonstream_timeout,
         )
         limits = httpx.Limits(
             max_connections=max(8, args.jobs * 2), max_keepalive_connections=max(8, args.jobs * 2)

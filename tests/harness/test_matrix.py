@@ -116,7 +116,10 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
     monkeypatch.setattr(harness.orchestrate, "run_pytest", fake_run_pytest)
     monkeypatch.setattr(harness.orchestrate, "profiles_with_rules", lambda: ["ezat"])
     columns = run_matrix(tmp_path, ["ezat", "lyrouter"], rules=["ezat/refuse/*"])
-    assert runs == [("http://127.0.0.1:9/ezat/v1", "ezat", ["--rule", "ezat/refuse/*"])]
+    # The reference column states the non-streaming limit its gateway was started with.
+    assert runs == [
+        ("http://127.0.0.1:9/ezat/v1", "ezat", ["--nonstream-timeout", "3", "--rule", "ezat/refuse/*"])
+    ]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
     assert columns[1].errors == {
         "ezat": "did not start: the reference gateway exited with code 2: … unknown profile lyrouter"
