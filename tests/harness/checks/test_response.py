@@ -284,3 +284,12 @@ def test_large_actual_values_are_truncated() -> None:
     big = exchange(b'{"x": "' + b"a" * 5000 + b'"}', status=500)
     (violation,) = CHECKS["status"](200, big)
     assert len(violation.message) < 400
+
+
+def test_schema_matchers_take_references() -> None:
+    """`${model.ROLE}` inside an inline schema is the mapped id: a list with it passes, one without fails."""
+    listing = b'{"object":"list","data":[{"id":"m-1","object":"model"},{"id":"m-2","object":"model"}]}'
+    wanted = [{"path": "$.data", "schema": {"contains": {"properties": {"id": {"const": "${model.MODEL}"}}}}}]
+    assert not list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-2"})))
+    violations = list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-3"})))
+    assert violations, "a list without the mapped model id must fail"
