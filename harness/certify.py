@@ -200,7 +200,7 @@ def certify_embedded(
                     f"(replay upstream at {replay_url})",
                     flush=True,
                 )
-                document = run_pytest(run, report_dir / profile, key, [*embedded_args(), *extra])
+                document = run_pytest(run, report_dir / profile, key, [*embedded_args(profile), *extra])
                 if fuzz_examples:
                     document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
                 documents.append(document)

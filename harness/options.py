@@ -125,6 +125,19 @@ OPTIONS: tuple[Option, ...] = (
         "forward",
     ),
     Option(
+        ("--nonstream-timeout",),
+        {
+            "metavar": "S",
+            "type": float,
+            "default": None,
+            "help": "seconds after which your gateway gives up on a non-streaming request (EZAT's doc: 590, "
+            "504 timeout); declare it (shorter in a test set-up) and the rules on that limit keep the upstream "
+            "silent past it. Undeclared, those rules are not applicable. certify states the embedded reference "
+            "gateway's own.",
+        },
+        "forward",
+    ),
+    Option(
         ("--feature",),
         {
             "metavar": "NAME",

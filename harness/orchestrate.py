@@ -58,10 +58,10 @@ EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
 # What the embedded reference gateway is started with beyond the common options, per profile: relay's
 # response cache on (its rules need `response-cache`), its state in a file of this run's report folder.
 EMBEDDED_OPTIONS: dict[str, tuple[str, ...]] = {"relay": ("--cache-ttl-seconds", "300")}
-
-
-def embedded_features(profile: str) -> tuple[str, ...]:
-    return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
+# EZAT's 590-second limit on a non-streaming request, shortened: the embedded reference gateway gives up after
+# 3 s (`--upstream-timeout`) and the rules are told so (`--nonstream-timeout`), so the 504 rule runs in every
+# certify in seconds. Only ezat's catalog has rules on that limit.
+EMBEDDED_NONSTREAM_TIMEOUT: dict[str, float] = {"ezat": 3.0}
 
 
 # The embedded reference gateway pings after 1 s of silence (`--ping-interval`), so the keep-alive rule is
@@ -70,9 +70,16 @@ EMBEDDED_PING_INTERVAL = 1.0
 EMBEDDED_KEEPALIVE_SILENCE = 2.0
 
 
-def embedded_args() -> list[str]:
-    """The plugin arguments that state what the embedded reference gateway was started with."""
-    return ["--keepalive-silence", f"{EMBEDDED_KEEPALIVE_SILENCE:g}"]
+def embedded_args(profile: str) -> list[str]:
+    """The plugin arguments that state what the embedded reference gateway of `profile` was started with:
+    its keep-alive silence, and its non-streaming limit where the profile has one."""
+    args = ["--keepalive-silence", f"{EMBEDDED_KEEPALIVE_SILENCE:g}"]
+    limit = EMBEDDED_NONSTREAM_TIMEOUT.get(profile)
+    return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
+
+
+def embedded_features(profile: str) -> tuple[str, ...]:
+    return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
 
 
 @contextlib.contextmanager
@@ -98,6 +105,8 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         "--ping-interval",
         f"{EMBEDDED_PING_INTERVAL:g}",
     ]
+    if profile in EMBEDDED_NONSTREAM_TIMEOUT:
+        cmd += ["--upstream-timeout", f"{EMBEDDED_NONSTREAM_TIMEOUT[profile]:g}"]
     if profile == "relay":
         cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -415,7 +424,7 @@ def _reference_column(
                 column_dir,
                 key,
                 upstream,
-                extra,
+                [*embedded_args(profile), *extra],
                 features,
                 maps,
                 _reference_rerun(profile),
@@ -465,9 +474,7 @@ def run_matrix(
     columns: list[Column] = []
     with replay_upstream(replay_port, replay_url) as upstream:
         for profile in selected if with_reference else []:
-            columns.append(
-                _reference_column(profile, catalogs, out_dir, ref_key, upstream, [*embedded_args(), *extra])
-            )
+            columns.append(_reference_column(profile, catalogs, out_dir, ref_key, upstream, extra))
         for name, url in gateways.items():
             # The replay upstream is at a known address (--replay-port / --replay-url): certify reruns a rule.
             replay = ["--replay-url", replay_url] if replay_url else ["--replay-port", str(replay_port)]

@@ -134,6 +134,8 @@ def _rerun_base(config: pytest.Config) -> str:
         parts.append("--strict-rules")
     if opt.keepalive_silence != 25.0:
         parts += ["--keepalive-silence", f"{opt.keepalive_silence:g}"]
+    if opt.nonstream_timeout is not None:
+        parts += ["--nonstream-timeout", f"{opt.nonstream_timeout:g}"]
     return key + " ".join(shlex.quote(p) for p in parts)
 
 
@@ -194,6 +196,7 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=opt.gc_strict,
         repeat=opt.repeat,
         keepalive_silence=opt.keepalive_silence,
+        nonstream_timeout=opt.nonstream_timeout,
     )
     state = SessionState(
         target=target,

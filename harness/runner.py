@@ -15,7 +15,7 @@ import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -52,6 +52,9 @@ class Target:
     # Seconds of upstream silence the keep-alive rules wait out (`$KEEPALIVE_SILENCE` in a rule's upstream
     # plan): 25 by default; a gateway that pings sooner may be declared so (--keepalive-silence).
     keepalive_silence: float = KEEPALIVE_SILENCE_DEFAULT
+    # Seconds after which the gateway gives up on a non-streaming request (`--nonstream-timeout`), None when the
+    # user did not declare it: `$NONSTREAM_TIMEOUT+N` in a rule's upstream plan is that limit plus N seconds.
+    nonstream_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,11 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
     present = sorted(f for f in rule.needs.without if f in target.features)
     if present:
         return "applies only without feature(s): " + ", ".join(present)
+    if uses_nonstream_timeout(rule.upstream) and target.nonstream_timeout is None:
+        return (
+            "needs the gateway's non-streaming timeout (declare it with --nonstream-timeout S; "
+            "EZAT's doc gives 590 s)"
+        )
     unsupported = sorted(rule.needs.harness - steps_mod.IMPLEMENTED)
     if unsupported:
         return "this harness cannot run " + ", ".join(unsupported)
@@ -99,6 +107,38 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
 
 def _uses_images_url(value: Any) -> bool:
     return _IMAGES_REF in json.dumps(value)
+
+
+_NONSTREAM_TIMEOUT_RE = re.compile(r"\$NONSTREAM_TIMEOUT(?:\+(\d+(?:\.\d+)?))?")
+
+
+def uses_nonstream_timeout(upstream: Any) -> bool:
+    return bool(upstream) and "$NONSTREAM_TIMEOUT" in json.dumps(upstream)
+
+
+def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
+    """The rule's upstream plan with the gateway's declared parameters filled in: `$KEEPALIVE_SILENCE` (the
+    keep-alive silence) and `$NONSTREAM_TIMEOUT+N` (the non-streaming limit plus N seconds)."""
+    if not upstream:
+        return None
+
+    def replace(text: str) -> Any:
+        if text == "$KEEPALIVE_SILENCE":
+            return target.keepalive_silence
+        whole = _NONSTREAM_TIMEOUT_RE.fullmatch(text)
+        if whole is None or target.nonstream_timeout is None:
+            return text
+        return target.nonstream_timeout + float(whole.group(1) or 0)
+
+    return cast(dict[str, Any], _substitute(dict(upstream), replace))
+
+
+def rule_wait(rule: Rule, target: Target) -> float:
+    """How long to wait for the gateway's answer: the rule timeout, plus the declared non-streaming limit for
+    a rule whose upstream stays silent past it (so `--nonstream-timeout 590` needs no `--rule-timeout`)."""
+    if uses_nonstream_timeout(rule.upstream) and target.nonstream_timeout is not None:
+        return target.rule_timeout + target.nonstream_timeout
+    return target.rule_timeout
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -340,7 +380,7 @@ def _exchange_once(
                 rendered = dataclasses.replace(
                     rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
                 )
-            response = send(client, rendered, target.rule_timeout)
+            response = send(client, rendered, rule_wait(rule, target))
         upstream = replay.calls(marker) if replay is not None and marker is not None else None
         first = _exchange(rule, variant, target, rendered, response, upstream, marker, listener)
         followed = []
@@ -348,7 +388,7 @@ def _exchange_once(
             time.sleep(float(step.get("delay") or 0))
             headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
             again = dataclasses.replace(rendered, headers=headers, json=body_json, body=_encode(body_json))
-            answer = send(client, again, target.rule_timeout)
+            answer = send(client, again, rule_wait(rule, target))
             calls = replay.calls(marker) if replay is not None and marker is not None else None
             followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
     finally:
@@ -383,16 +423,6 @@ def _exchange(
         models={k: v for k, v in target.models.items() if v},
         listener=listener.record() if listener is not None else None,
     )
-
-
-def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
-    """The rule's upstream plan with `$KEEPALIVE_SILENCE` replaced by the target's declared silence."""
-    if not upstream:
-        return None
-    plan: dict[str, Any] = _substitute(
-        dict(upstream), lambda text: target.keepalive_silence if text == "$KEEPALIVE_SILENCE" else text
-    )
-    return plan
 
 
 def run_rule(

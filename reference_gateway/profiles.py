@@ -72,6 +72,9 @@ class Messages:
     forced_tool_unavailable: str | None
     prompt_cache_key_too_long: str
     no_user_message: str
+    # EZAT: "Objects in the schema need "additionalProperties": false" - refused (`{path}`: the open object)
+    # when set; None forwards the schema as it came.
+    open_schema_object: str | None = None
 
 
 @dataclass(frozen=True)
@@ -333,6 +336,7 @@ EZAT = Profile(
         forced_tool_unavailable='tool_choice: this model does not accept a forced tool choice; use "auto"',
         prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
         no_user_message="messages: must contain at least one user message",
+        open_schema_object='{path}: objects in the schema need "additionalProperties": false',
     ),
     reasoning_efforts=MappingProxyType(_EZAT_EFFORTS),
     finish_reasons=MappingProxyType(_FINISH),

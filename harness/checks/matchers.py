@@ -24,7 +24,7 @@ _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=Fals
 MATCHER_KEYS: Final = frozenset(
     {"equals", "not_equals", "absent", "exists", "matches", "type", "length", "contains", "one_of", "schema"}
 )
-_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches", "excludes")
+_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches", "excludes", "schema")
 _LIMIT = 200
 
 

@@ -54,6 +54,9 @@ def check_status(expected: Any, exchange: Exchange) -> Iterator[Violation]:
 
 
 def _header_values(headers: Mapping[str, str], name: str) -> list[str]:
+    """The values of one header; `*` stands for every header, each as its `name: value` line."""
+    if name == "*":
+        return [f"{key.lower()}: {value}" for key, value in headers.items()]
     wanted = name.lower()
     return [value for key, value in headers.items() if key.lower() == wanted]
 

@@ -129,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run each mutant against the whole catalog, one mutant after the other (the slow way, "
         "without reusing baseline outcomes; for comparison)",
     )
+    p.add_argument(
+        "--nonstream-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --gateway-url: your gateway's non-streaming limit (504 after S seconds); the reference "
+        "gateway states its own",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     return p
 
@@ -174,7 +182,7 @@ def rig(
     log: Path,
     mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
-    from harness.orchestrate import EMBEDDED_KEEPALIVE_SILENCE, reference_gateway
+    from harness.orchestrate import EMBEDDED_KEEPALIVE_SILENCE, EMBEDDED_NONSTREAM_TIMEOUT, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
     from harness.runner import KEEPALIVE_SILENCE_DEFAULT
@@ -191,6 +199,7 @@ def rig(
             gateway_url = args.gateway_url
             key = args.gateway_key or os.environ.get("GC_GATEWAY_KEY")
             silence = args.keepalive_silence or KEEPALIVE_SILENCE_DEFAULT
+            nonstream_timeout = args.nonstream_timeout
         else:
             replay = stack.enter_context(ReplayServer(cassettes_dir()))
             replay_url = replay.url
@@ -198,6 +207,7 @@ def rig(
             key = "gc-" + secrets.token_hex(16)
             gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
             silence = EMBEDDED_KEEPALIVE_SILENCE
+            nonstream_timeout = EMBEDDED_NONSTREAM_TIMEOUT.get(args.profile)
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
         target = Target(
@@ -208,6 +218,7 @@ def rig(
             replay_url=replay_url,
             rule_timeout=args.rule_timeout,
             keepalive_silence=silence,
+            nonstream_timeout=nonstream_timeout,
         )
         for proxy in (client, upstream):
             if proxy is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -702,6 +703,29 @@ def _cut_after(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     return [ev] if st.memo.get("n", 0) <= int(st.params.get("events", 2)) else []
 
 
+def _cut_after_seconds(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """The first event that arrives more than `seconds` after the stream's first is replaced by a timeout error
+    and `[DONE]`, and nothing follows: a non-streaming time limit applied to streams too (the clock is the
+    proxy's, as the events pass through it)."""
+    if ev is None or st.memo.get("cut"):
+        return []
+    now = time.monotonic()
+    started = st.memo.setdefault("started", now)
+    limit = float(st.params.get("seconds", 3))
+    if now - started <= limit:
+        return [ev]
+    st.memo["cut"] = True
+    error = {
+        "error": {
+            "message": f"The request took longer than {limit:g} seconds; stream it instead.",
+            "type": "server_error",
+            "param": None,
+            "code": "timeout",
+        }
+    }
+    return [SseEvent.of_data(error), SseEvent.of_data("[DONE]")]
+
+
 def _error_to_stop(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """A mid-stream error is swallowed and replaced by a synthetic `stop` (litellm#40578)."""
     if ev is None:
@@ -744,6 +768,7 @@ STREAM_OPS: dict[str, StreamFn] = {
     "id_per_chunk": _id_per_chunk,
     "repeat_tool_ids": _repeat_tool_ids,
     "cut_after": _cut_after,
+    "cut_after_seconds": _cut_after_seconds,
     "error_to_stop": _error_to_stop,
     "error_as_field": _error_as_field,
 }

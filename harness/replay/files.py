@@ -1,5 +1,5 @@
 """The loopback file server under `/__gc/files/` (the harness's `${images_url}`): fixtures, redirects,
-a 10 MiB + 1 byte body, a slow body."""
+a 10 MiB + 1 byte body, a PNG of any size up to that (`sized.png?bytes=N`), a slow body."""
 
 from __future__ import annotations
 
@@ -34,15 +34,18 @@ class _SlowBody(Response):
 
 
 class _BigBody(Response):
-    def __init__(self) -> None:
+    """A PNG signature and IHDR chunk followed by zero filler, `size` bytes in all, sent in 64 KiB pieces."""
+
+    def __init__(self, size: int = BIG_FILE_BYTES) -> None:
         super().__init__(status_code=200)
+        self.size = size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = PNG_SIGNATURE + PNG_IHDR_1X1
-        headers = [(b"content-type", b"image/png"), (b"content-length", str(BIG_FILE_BYTES).encode())]
+        headers = [(b"content-type", b"image/png"), (b"content-length", str(self.size).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": head, "more_body": True})
-        left = BIG_FILE_BYTES - len(head)
+        left = self.size - len(head)
         block = b"\x00" * 65536
         while left > 0:
             piece = block[: min(left, len(block))]
@@ -59,6 +62,16 @@ async def serve_file(request: Request, name: str) -> Response:
         return Response(data, 200, media_type=ctype)
     if name == "big.png":
         return _BigBody()
+    if name == "sized.png":
+        # EZAT's 32 MB of downloads per request, under its 10 MB per image: several images of N bytes each.
+        size = request.query_params.get("bytes", "")
+        if not size.isdigit() or not len(PNG_SIGNATURE + PNG_IHDR_1X1) <= int(size) <= BIG_FILE_BYTES:
+            return Response(
+                f"bytes must be an integer from {len(PNG_SIGNATURE + PNG_IHDR_1X1)} to {BIG_FILE_BYTES}\n",
+                400,
+                media_type="text/plain",
+            )
+        return _BigBody(int(size))
     if name == "slow.png":
         try:
             delay = float(request.query_params.get("delay", "20"))

@@ -344,8 +344,9 @@ def _tool_result(message: Mapping[str, Any], path: str, walk: _Walk) -> Block:
 def _messages(
     raw: Any, model: ModelInfo, profile: Profile, images: Mapping[str, InlineImage], walk: _Walk
 ) -> tuple[list[Block], list[dict[str, Any]]]:
-    if not isinstance(raw, list) or not raw:
-        raise invalid_request("messages: must be a non-empty list", "messages")
+    if not isinstance(raw, list):
+        raise invalid_request("messages: must be a list", "messages")
+    # An empty list has no message that isn't `system` or `developer`: the no-user-message refusal below.
     system_texts: list[tuple[str, Any]] = []
     turns: list[dict[str, Any]] = []
     tool_turn: list[Block] | None = None  # the user turn collecting consecutive tool results
@@ -545,8 +546,47 @@ def _output_format(raw: Any, profile: Profile) -> dict[str, Any] | None:
             raise invalid_request(
                 "response_format: json_schema.schema must be a JSON schema object", "response_format"
             )
+        if profile.messages.open_schema_object is not None:
+            open_at = _open_object(schema, "response_format.json_schema.schema")
+            if open_at is not None:
+                raise invalid_request(
+                    profile.messages.open_schema_object.format(path=open_at), "response_format"
+                )
         return {"type": "json_schema", "schema": schema}
     raise invalid_request(f"response_format: type {kind!r} is not supported", "response_format")
+
+
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def _open_object(schema: Any, path: str) -> str | None:
+    """The path of the first object schema without `"additionalProperties": false`, or None."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    is_object = kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in schema
+    if is_object and schema.get("additionalProperties") is not False:
+        return path
+    for key in _SUBSCHEMA_MAPS:
+        children = schema.get(key)
+        if isinstance(children, dict):
+            for name, child in children.items():
+                found = _open_object(child, f"{path}.{key}.{name}")
+                if found is not None:
+                    return found
+    for key in _SUBSCHEMA_LISTS:
+        children = schema.get(key)
+        if isinstance(children, list):
+            for i, child in enumerate(children):
+                found = _open_object(child, f"{path}.{key}[{i}]")
+                if found is not None:
+                    return found
+    for key in ("items", "additionalProperties", "not"):
+        found = _open_object(schema.get(key), f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
 
 
 def _with_breakpoint(content: str | list[Block]) -> str | list[Block]:

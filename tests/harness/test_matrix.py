@@ -116,9 +116,13 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
     monkeypatch.setattr(harness.orchestrate, "run_pytest", fake_run_pytest)
     monkeypatch.setattr(harness.orchestrate, "profiles_with_rules", lambda: ["ezat"])
     columns = run_matrix(tmp_path, ["ezat", "lyrouter"], rules=["ezat/refuse/*"])
-    # The reference column states what the embedded gateway was started with (its keep-alive silence).
+    # The reference column states what the embedded gateway was started with (keep-alive silence, limit).
     assert runs == [
-        ("http://127.0.0.1:9/ezat/v1", "ezat", ["--keepalive-silence", "2", "--rule", "ezat/refuse/*"])
+        (
+            "http://127.0.0.1:9/ezat/v1",
+            "ezat",
+            ["--keepalive-silence", "2", "--nonstream-timeout", "3", "--rule", "ezat/refuse/*"],
+        )
     ]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
     assert columns[1].errors == {

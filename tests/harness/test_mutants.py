@@ -569,3 +569,16 @@ def test_sampled_mutants_are_all_killed(tmp_path: Path, capsys: pytest.CaptureFi
     assert len(ran) >= 10  # a sampled mutant that needs --feature slow is NOT_RUN
     assert {m["id"] for m in ran} >= set(ALWAYS)
     assert all(m["verdict"] == "KILLED" or m["survives_because"] for m in ran), out
+
+
+def test_cut_after_seconds_ends_a_stream_that_outlasts_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events within `seconds` of the first pass; the first one later becomes a timeout error and [DONE]."""
+    import harness.mutants.ops as ops_mod
+
+    clock = iter([0.0, 1.0, 2.0, 3.5, 9.0, 9.5, 10.0])
+    monkeypatch.setattr(ops_mod.time, "monotonic", lambda: next(clock))
+    out = rewrite_stream(STREAM, [], [{"op": "cut_after_seconds", "seconds": 3}])
+    assert kinds(out) == ["role", "content", "comment", "error", "done"]
+    assert json.loads(out[3].data or "{}")["error"]["code"] == "timeout"
+    monkeypatch.setattr(ops_mod.time, "monotonic", lambda: 5.0)
+    assert kinds(rewrite_stream(STREAM, [], [{"op": "cut_after_seconds", "seconds": 60}])) == kinds(STREAM)

@@ -688,3 +688,11 @@ def test_serve_upstream_runs_until_ctrl_c(http: httpx.Client) -> None:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_sized_png_has_the_asked_size(server: ReplayServer, http: httpx.Client) -> None:
+    r = http.get(f"{server.images_url}/sized.png", params={"bytes": "100000"})
+    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    assert len(r.content) == 100000 and r.content.startswith(b"\x89PNG\r\n\x1a\nIHDR"[:8])
+    for bad in ("", "x", "3", str(BIG_FILE_BYTES + 1)):
+        assert http.get(f"{server.images_url}/sized.png", params={"bytes": bad}).status_code == 400

@@ -17,6 +17,8 @@ from harness.runner import (
     pad_body,
     render_request,
     rule_selected,
+    rule_wait,
+    upstream_plan,
 )
 from harness.spec.model import Needs, Rule, Source
 
@@ -233,3 +235,25 @@ def test_failing_rule_gets_the_replay_diagnostics_made_while_it_ran() -> None:
 
     assert [d["seq"] for d in _new_diagnostics(Replay(), 100.0)] == [2]  # type: ignore[arg-type]
     assert _new_diagnostics(None, 100.0) == ()
+
+
+def test_the_nonstream_timeout_is_the_targets_declared_one() -> None:
+    """`$NONSTREAM_TIMEOUT+N` is the declared limit plus N; undeclared, the rule is not applicable."""
+    import dataclasses
+
+    plan = {"cassette": "anthropic/text-basic", "fault": {"first_byte_delay": "$NONSTREAM_TIMEOUT+3"}}
+    rule = dataclasses.replace(_rule({"body": {"model": "$MODEL", "messages": []}}), upstream=plan)
+    reason = not_applicable_reason(rule, TARGET)
+    assert reason is not None and "--nonstream-timeout" in reason
+    assert rule_wait(rule, TARGET) == TARGET.rule_timeout
+    declared = dataclasses.replace(TARGET, nonstream_timeout=2.5)
+    assert not_applicable_reason(rule, declared) is None
+    assert upstream_plan(plan, declared) == {
+        "cassette": "anthropic/text-basic",
+        "fault": {"first_byte_delay": 5.5},
+    }
+    assert plan["fault"] == {"first_byte_delay": "$NONSTREAM_TIMEOUT+3"}  # the rule's own plan is not changed
+    assert rule_wait(rule, declared) == TARGET.rule_timeout + 2.5
+    plain = _rule({"body": {"model": "$MODEL", "messages": []}})
+    assert not_applicable_reason(plain, TARGET) is None and rule_wait(plain, declared) == TARGET.rule_timeout
+    assert upstream_plan(None, declared) is None

@@ -641,3 +641,16 @@ def test_stream_flags(body: dict[str, Any], stream: bool, include_usage: bool) -
 )
 def test_parse_data_url(url: str, expected: Any) -> None:
     assert parse_data_url(url) == expected
+
+
+def test_open_schema_objects_are_found_where_they_are() -> None:
+    """EZAT: "Objects in the schema need additionalProperties: false" - the first open object, by path."""
+    from reference_gateway.translate.request import _open_object
+
+    closed = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    assert _open_object(closed, "s") is None
+    assert _open_object({"type": "object"}, "s") == "s"
+    nested = {**closed, "properties": {"a": {"type": "array", "items": {"properties": {"b": {}}}}}}
+    assert _open_object(nested, "s") == "s.properties.a.items"
+    assert _open_object({"anyOf": [{"type": "string"}, {"type": ["object", "null"]}]}, "s") == "s.anyOf[1]"
+    assert _open_object({"type": "string"}, "s") is None

@@ -29,6 +29,8 @@ GOOD: list[tuple[str, str, Any, Exchange]] = [
     ("status", "list", [400, 422], ERROR),
     ("headers", "equals-case-insensitive", {"Content-Type": {"equals": "application/json"}}, TEXT),
     ("headers", "absent", {"retry-after": {"absent": True}}, TEXT),
+    ("headers", "every-header-excludes", {"*": {"excludes": "removed-params"}}, TEXT),
+    ("headers", "every-header-as-name-value", {"*": {"matches": "^[a-z0-9-]+: "}}, TEXT),
     ("body", "contains", {"contains": "Hello there!"}, TEXT),
     ("json", "equals", [{"path": "$.choices[0].message.content", "equals": "Hello there!"}], TEXT),
     ("json", "ref-keeps-type", [{"path": "$.model", "equals": "${request.body.model}"}], TEXT),
@@ -116,6 +118,13 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ),
     ("headers", "missing", {"x-request-id": {"exists": True}}, TEXT, "expected a non-null value"),
     ("headers", "regex", {"content-type": {"matches": "^text/event-stream"}}, TEXT, "does not match"),
+    (
+        "headers",
+        "every-header-names-one",
+        {"*": {"excludes": "content-type: application/json"}},
+        TEXT,
+        "must not hold",
+    ),
     ("body", "garbage", {"contains": "error"}, exchange(b"\xff\xfe<html>"), "substring not found"),
     (
         "json",
@@ -275,3 +284,12 @@ def test_large_actual_values_are_truncated() -> None:
     big = exchange(b'{"x": "' + b"a" * 5000 + b'"}', status=500)
     (violation,) = CHECKS["status"](200, big)
     assert len(violation.message) < 400
+
+
+def test_schema_matchers_take_references() -> None:
+    """`${model.ROLE}` inside an inline schema is the mapped id: a list with it passes, one without fails."""
+    listing = b'{"object":"list","data":[{"id":"m-1","object":"model"},{"id":"m-2","object":"model"}]}'
+    wanted = [{"path": "$.data", "schema": {"contains": {"properties": {"id": {"const": "${model.MODEL}"}}}}}]
+    assert not list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-2"})))
+    violations = list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-3"})))
+    assert violations, "a list without the mapped model id must fail"
