@@ -1,7 +1,7 @@
 """Which rule variants a mutant can change: its ops replayed over the baseline run's recorded exchanges.
 
-A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness,
-no op that only delays). If that function is the identity on every message of a rule variant's
+A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness),
+except the two effects the bytes do not show — `delay` and `connect_image_urls` — whose mutants always run. If that function is the identity on every message of a rule variant's
 baseline exchange — the client's request and the gateway's answer (client side), or each request the
 gateway made upstream and the answer it got (upstream side) — then the run through the mutant sends
 the same bytes in the same order as the baseline did, and its outcome is the baseline's: no need to run
@@ -65,6 +65,10 @@ def reaches(mutant: Mutant, baseline: Outcome) -> bool:
     """Whether the mutant could make this rule variant's run differ from its baseline run."""
     if baseline.outcome == "NOT_APPLICABLE":
         return False  # not applicable depends on the target alone: it is so in every run
+    if mutant.delay or mutant.connect_image_urls:
+        # Timing (`elapsed`, timeouts) and the proxy's own connections (a `listener` rule) are not in the
+        # recorded bytes: such a mutant can change any variant, so it always runs.
+        return True
     exchange = baseline.exchange
     if exchange is None:
         return True

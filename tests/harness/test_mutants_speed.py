@@ -107,6 +107,9 @@ REACH: list[tuple[str, dict[str, Any], Outcome, bool]] = [
         True,
     ),
     ("cut-stream-is-unknown", {"chunks": [{"op": "delete", "path": "nope"}]}, outcome(raw=STREAM[:-3]), True),
+    # Effects the recorded bytes do not show: timing, and the proxy's own connections to image URLs.
+    ("delay-always-runs", {"delay": 16.0}, outcome(), True),
+    ("connects-image-urls-always-runs", {"connect_image_urls": True}, outcome(), True),
 ]
 
 
