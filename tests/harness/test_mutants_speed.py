@@ -253,7 +253,7 @@ def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path:
     pooled = _run(tmp_path, "pooled")
     assert pooled["totals"]["killed"] >= 10
     upstream = {m["id"]: m for m in pooled["mutants"] if m["side"] == "upstream"}
-    assert len(upstream) == 3 and all(m["verdict"] == "KILLED" for m in upstream.values())
+    assert len(upstream) >= 3 and all(m["verdict"] == "KILLED" for m in upstream.values())
     assert sum(m["cases_reused"] for m in pooled["mutants"]) > 0  # the reuse is not vacuous
     slow = _run(tmp_path, "one-at-a-time", "--one-at-a-time")
     assert diff(slow, pooled) == []
