@@ -1,7 +1,8 @@
 """Which rule variants a mutant can change: its ops replayed over the baseline run's recorded exchanges.
 
 A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness),
-except the two effects the bytes do not show — `delay` and `connect_image_urls` — whose mutants always run. If that function is the identity on every message of a rule variant's
+except two effects the bytes do not show: a `delay` reaches every variant whose answer it applies to, and
+`connect_image_urls` every variant that sends an image URL. If that function is the identity on every message of a rule variant's
 baseline exchange — the client's request and the gateway's answer (client side), or each request the
 gateway made upstream and the answer it got (upstream side) — then the run through the mutant sends
 the same bytes in the same order as the baseline did, and its outcome is the baseline's: no need to run
@@ -65,10 +66,6 @@ def reaches(mutant: Mutant, baseline: Outcome) -> bool:
     """Whether the mutant could make this rule variant's run differ from its baseline run."""
     if baseline.outcome == "NOT_APPLICABLE":
         return False  # not applicable depends on the target alone: it is so in every run
-    if mutant.delay or mutant.connect_image_urls:
-        # Timing (`elapsed`, timeouts) and the proxy's own connections (a `listener` rule) are not in the
-        # recorded bytes: such a mutant can change any variant, so it always runs.
-        return True
     exchange = baseline.exchange
     if exchange is None:
         return True
@@ -95,6 +92,8 @@ def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
         return True
     if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
         return True
+    if mutant.connect_image_urls and b"image_url" in body:
+        return True  # the proxy's own connection to the image host (a `listener` rule) is not in the bytes
     if not mutant.touches_answer:
         return False
     response = ex.response
@@ -103,6 +102,8 @@ def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
     invalid = isinstance(client, _Invalid)
     if not mutant.applies(None if invalid else client, response.status, invalid_json=invalid):
         return False
+    if mutant.delay:
+        return True  # an answer held back (`elapsed`, timeouts): timing is not in the recorded bytes
     if response.truncated or response.transport_error:
         return True
     return _answer_changes(mutant, client, response.status, response.headers, response.raw)

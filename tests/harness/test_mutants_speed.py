@@ -108,8 +108,17 @@ REACH: list[tuple[str, dict[str, Any], Outcome, bool]] = [
     ),
     ("cut-stream-is-unknown", {"chunks": [{"op": "delete", "path": "nope"}]}, outcome(raw=STREAM[:-3]), True),
     # Effects the recorded bytes do not show: timing, and the proxy's own connections to image URLs.
-    ("delay-always-runs", {"delay": 16.0}, outcome(), True),
-    ("connects-image-urls-always-runs", {"connect_image_urls": True}, outcome(), True),
+    ("delay-where-it-applies", {"delay": 16.0}, outcome(), True),
+    ("delay-not-where-it-does-not", {"delay": 16.0, "when": {"status": [400]}}, outcome(), False),
+    ("connects-image-urls-without-images", {"connect_image_urls": True}, outcome(), False),
+    (
+        "connects-image-urls-with-an-image",
+        {"connect_image_urls": True},
+        outcome(
+            client=b'{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://x/a.png"}}]}]}'
+        ),
+        True,
+    ),
 ]
 
 
