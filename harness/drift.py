@@ -70,23 +70,30 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
+# How an example written without a code fence starts (the relay doc writes its JSON and SSE plainly).
+_EXAMPLE_STARTS = ("{", "[", "data: ", "curl ", "-H ", "-d ")
+
+
 def doc_sentences(text: str) -> Iterator[tuple[str, str]]:
     """(section, sentence) for every prose sentence and table row outside fenced code blocks.
 
     Sections are the `##` headings (the ledger's unit; `###` stays in its `##`); the title and lead before
-    the first `##` are not sentences of any section. A table's header row and an example's label ("200:")
-    are not sentences.
+    the first `##` are not sentences of any section. A doc written without `##` (the relay doc: `#Heading`
+    lines) has its `#` headings as sections, and a first line that is no heading is its page title, whose
+    section holds the introduction. A table's header row and an example's label ("200:") are not sentences.
     """
-    section: str | None = None
+    lines = text.splitlines()
+    level_two = any(line.startswith("## ") for line in lines)
+    first = next((line.strip() for line in lines if line.strip()), "")
+    section: str | None = None if level_two or first.startswith("#") else first
     fenced = False
     paragraph: list[str] = []
-    lines = text.splitlines()
 
     def flush() -> Iterator[tuple[str, str]]:
         joined = _normal(" ".join(paragraph))
         paragraph.clear()
-        if section is None:
-            return
+        if section is None or joined.startswith(_EXAMPLE_STARTS):
+            return  # outside any section, or an unfenced example (a JSON body, SSE lines, a curl command)
         for sentence in _SENTENCE_END.split(joined):
             sentence = sentence.strip()
             if sentence and not (sentence.endswith(":") and len(sentence.split()) <= 3):
@@ -102,9 +109,11 @@ def doc_sentences(text: str) -> Iterator[tuple[str, str]]:
             continue
         if stripped.startswith("#"):
             yield from flush()
-            if stripped.startswith("## "):
-                section = stripped[3:].strip()
+            if stripped.startswith("## ") or (not level_two and stripped.lstrip("#").strip()):
+                section = stripped.lstrip("#").strip()
             continue
+        if section is not None and stripped == section and not paragraph:
+            continue  # the page title line itself
         if stripped.startswith("|"):
             yield from flush()
             following = lines[number + 1].strip() if number + 1 < len(lines) else ""

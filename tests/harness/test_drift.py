@@ -201,3 +201,32 @@ def test_a_profile_without_a_ledger_is_bad_configuration(
     doc.write_text("## S\n\nText.\n", encoding="utf-8")
     assert drift.main(["--profile", "p", "--doc", str(doc), "--specs", str(specs)]) == 3
     assert "no coverage ledger" in capsys.readouterr().err
+
+
+RELAY_STYLE = """Chat completions
+
+POST /v1/chat/completions — the primary endpoint. It is OpenAI-compatible.
+
+#Request
+
+{ "model": "gpt-4o", "stream": false }
+
+A metadata object is read and then removed.
+
+#Streaming
+
+data: {"choices": []}
+
+The stream must end with data: [DONE].
+"""
+
+
+def test_a_doc_without_level_two_headings_has_its_hash_headings_and_title_as_sections() -> None:
+    """The relay doc writes `#Heading` and starts with its page title: drift once read no sentence of it."""
+    found = list(drift.doc_sentences(RELAY_STYLE))
+    assert found == [
+        ("Chat completions", "POST /v1/chat/completions — the primary endpoint."),
+        ("Chat completions", "It is OpenAI-compatible."),
+        ("Request", "A metadata object is read and then removed."),
+        ("Streaming", "The stream must end with data: [DONE]."),
+    ]  # the unfenced JSON and SSE examples are not sentences
