@@ -772,6 +772,8 @@ STREAM_OPS: dict[str, StreamFn] = {
     "error_to_stop": _error_to_stop,
     "error_as_field": _error_as_field,
 }
+# Stream ops that read the clock: what they do depends on when events pass, not only on their bytes.
+TIMED_STREAM_OPS = frozenset({"cut_after_seconds"})
 
 
 class StreamRewriter:

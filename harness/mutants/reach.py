@@ -21,6 +21,7 @@ from typing import Any
 from harness.exchange import Exchange, UpstreamCall
 from harness.mutants.catalog import Mutant
 from harness.mutants.ops import (
+    TIMED_STREAM_OPS,
     Context,
     StreamRewriter,
     apply_edits,
@@ -186,6 +187,8 @@ def _stream_changes(mutant: Mutant, client: Any, status: int, body: bytes) -> bo
     Identity means: each event, fed alone, comes out alone and re-encodes to its own bytes (so nothing
     is delayed either), the stream ends on a complete event, and the end flushes nothing.
     """
+    if any(op.get("op") in TIMED_STREAM_OPS for op in mutant.stream):
+        return True  # timing is not in the recorded bytes
     blocks, rest = split_sse(body)
     if rest.strip() or b"\r" in body:
         return True

@@ -109,6 +109,12 @@ REACH: list[tuple[str, dict[str, Any], Outcome, bool]] = [
     ("cut-stream-is-unknown", {"chunks": [{"op": "delete", "path": "nope"}]}, outcome(raw=STREAM[:-3]), True),
     # Effects the recorded bytes do not show: timing, and the proxy's own connections to image URLs.
     ("delay-where-it-applies", {"delay": 16.0}, outcome(), True),
+    (
+        "clock-reading-stream-op",
+        {"stream": [{"op": "cut_after_seconds", "seconds": 3}]},
+        outcome(raw=STREAM),
+        True,
+    ),
     ("delay-not-where-it-does-not", {"delay": 16.0, "when": {"status": [400]}}, outcome(), False),
     ("connects-image-urls-without-images", {"connect_image_urls": True}, outcome(), False),
     (
