@@ -325,8 +325,10 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
             expect[key] = value
     judged, hidden, structural = live_expectations(rule, expect)
     generic_schema = False
-    if _expects_success(judged) and "schema" not in judged and not judged.get("error"):
-        # A served answer is a valid chat.completion (chunks): the least any honest answer shows.
+    chat = str(rule.request.get("path") or "chat/completions").rstrip("/").endswith("chat/completions")
+    if chat and _expects_success(judged) and "schema" not in judged and not judged.get("error"):
+        # A served answer is a valid chat.completion (chunks): the least any honest answer shows. Only for the
+        # chat endpoint: a models list or another path has its own shape.
         judged["schema"] = True
         structural.append("schema")
         generic_schema = True

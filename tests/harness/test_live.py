@@ -3,6 +3,7 @@ guard, and the structural live checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -231,6 +232,12 @@ def test_a_served_answer_is_at_least_a_valid_completion() -> None:
     assert form.judged == ("status", "schema") and form.structural == ("schema",)
     refused = live_form(_rule({"status": 400, "error": {"type": "invalid_request_error"}}), {})
     assert "schema" not in refused.judged
+    # Another endpoint (a models list) has its own shape: no chat.completion schema is added to it.
+    models = dataclasses.replace(
+        _rule({"status": 200, "json": [{"path": "$.object", "equals": "list"}]}),
+        request={"method": "GET", "path": "/api/models"},
+    )
+    assert "schema" not in live_form(models, {}).judged
 
 
 def test_specific_counts_only_what_the_rule_itself_judges() -> None:
