@@ -307,3 +307,35 @@ def test_the_keepalive_silence_is_the_targets_declared_one() -> None:
     plan = upstream_plan(rule.upstream, declared)
     assert plan is not None and plan["fault"]["pause_after_events"] == {"events": 6, "seconds": 2.0}
     assert rule.upstream["fault"]["pause_after_events"]["seconds"] == "$KEEPALIVE_SILENCE"  # input unchanged
+
+
+# --- the embedded gateway, declared as certify declares it -------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["ezat", "lyrouter", "relay"])
+def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: str) -> None:
+    """One declaration (orchestrate.embedded) for certify and mutants: features, keep-alive silence, limit."""
+    import argparse
+
+    from harness.mutants.cli import BASE_FEATURES, base_features
+    from harness.orchestrate import embedded, embedded_args, embedded_features
+
+    declared = embedded(profile)
+    args = argparse.Namespace(gateway_url=None, profile=profile, feature=["slow"])
+    assert base_features(args) == frozenset(embedded_features(profile)) | {"slow"}
+    assert embedded_args(profile) == declared.plugin_args()
+    assert "--keepalive-silence" in declared.plugin_args()
+    other = argparse.Namespace(gateway_url="http://127.0.0.1:1/v1", profile=profile, feature=[])
+    assert base_features(other) == frozenset(BASE_FEATURES)  # another gateway declares only what it is told
+
+
+def test_the_lyrouter_baseline_has_no_failing_rule_variant(tmp_path: Path) -> None:
+    """Before the shared declaration, `mutants --profile lyrouter` started the gateway without its workspace
+    Default Model features, and 11 rule variants failed with no mutant at all."""
+    from harness.mutants import main
+
+    code = main(
+        ["--profile", "lyrouter", "--mutant", "lyrouter/numbers/*", "--jobs", "2", "--out", str(tmp_path)]
+    )
+    report = json.loads((tmp_path / "kill-matrix.json").read_text())
+    assert report["baseline_broken"] == [] and code == 0
