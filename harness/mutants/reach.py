@@ -2,12 +2,13 @@
 
 A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness),
 except two effects the bytes do not show: a `delay` reaches every variant whose answer it applies to, and
-`connect_image_urls` every variant that sends an image URL. If that function is the identity on every message of a rule variant's
-baseline exchange — the client's request and the gateway's answer (client side), or each request the
-gateway made upstream and the answer it got (upstream side) — then the run through the mutant sends
-the same bytes in the same order as the baseline did, and its outcome is the baseline's: no need to run
-it again. Only where the answer is unknown (no recorded exchange, a truncated or cut answer, a header
-the harness does not see) does `reaches` say yes, so a reused outcome is never a guess.
+`connect_image_urls` every variant that sends an image URL. If that function is the identity on every message
+of a rule variant's baseline exchanges (the first request, its `then` steps, its stream_matches_nonstream
+companion) — the client's request and the gateway's answer (client side), or each request the gateway made
+upstream and the answer it got (upstream side) — then the run through the mutant sends the same bytes in the
+same order as the baseline did, and its outcome is the baseline's: no need to run it again. Only where the
+answer is unknown (no recorded exchange, a truncated or cut answer, a header the harness does not see) does
+`reaches` say yes, so a reused outcome is never a guess.
 
 Pure: it reads the recorded `Outcome` values only.
 """
@@ -70,7 +71,9 @@ def reaches(mutant: Mutant, baseline: Outcome) -> bool:
     exchange = baseline.exchange
     if exchange is None:
         return True
-    exchanges = [exchange] + ([exchange.companion] if exchange.companion is not None else [])
+    # The rule's `then` steps are exchanges of the same variant: a mutant that changes only a repeat (the
+    # replayed answer's headers, a cache HIT) reaches the variant as surely as one that changes the first.
+    exchanges = [exchange, *exchange.steps] + ([exchange.companion] if exchange.companion is not None else [])
     if mutant.side == "client":
         return any(_client_reaches(mutant, ex) for ex in exchanges)
     return any(_upstream_reaches(mutant, ex) for ex in exchanges)

@@ -174,6 +174,23 @@ def test_a_cut_upstream_answer_counts_as_reached_by_any_active_answer_mutant() -
     assert reaches(noop, cut) is False
 
 
+def test_a_then_step_is_reached_when_only_the_repeat_changes() -> None:
+    """A `then` step (the repeat of a cache or idempotency rule) is an exchange of the variant: a header that
+    only the replayed answer carries is reached, although the first answer does not have it."""
+    first = outcome(headers={"content-type": "application/json", "x-relay-cache": "MISS"}, raw=b"{}")
+    assert first.exchange is not None
+    repeat = replace(
+        first.exchange,
+        response=ReceivedResponse(200, {"content-type": "application/json", "x-relay-cache": "HIT"}, b"{}"),
+    )
+    always_miss = mutant(headers={"set": {"x-relay-cache": "MISS"}})
+    assert reaches(always_miss, first) is False  # the first answer already says MISS
+    stepped = replace(first, exchange=replace(first.exchange, steps=(repeat,)))
+    assert reaches(always_miss, stepped) is True
+    upstream_noop = mutant(side="upstream", request=[{"op": "delete", "path": "nothing"}])
+    assert reaches(upstream_noop, stepped) is False
+
+
 def test_not_applicable_and_unrecorded_variants() -> None:
     m = mutant(status={200: 500})
     assert reaches(m, Outcome("r", {}, "NOT_APPLICABLE")) is False
