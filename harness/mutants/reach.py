@@ -88,11 +88,7 @@ def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
     parsed = _parse(body)
     client: Any = parsed if parsed is not None or not body else _Invalid()
     ctx = Context(client=None if isinstance(client, _Invalid) else client)
-    if (
-        mutant.request
-        and isinstance(parsed, (dict, list))
-        and apply_edits(parsed, mutant.request, ctx) != parsed
-    ):
+    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
         return True
     if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
         return True
@@ -126,11 +122,7 @@ def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
         return True  # the recorded body is redacted: not the bytes the proxy saw
     ctx = Context(client=client)
     parsed = _parse(call.body)
-    if (
-        mutant.request
-        and isinstance(parsed, (dict, list))
-        and apply_edits(parsed, mutant.request, ctx) != parsed
-    ):
+    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
         return True
     if mutant.request_headers and _headers_change(call.headers, mutant.request_headers):
         return True
@@ -144,6 +136,17 @@ def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
     if "drop_after_bytes" in (served.fault or {}):
         return True  # a cut answer: the proxy's rewriting path reads it otherwise than its pass-through
     return _answer_changes(mutant, client, served.status, served.headers, served.body)
+
+
+def _request_changes(parsed: Any, mutant: Mutant, ctx: Context) -> bool:
+    """Whether the request edits change the body as the proxy sends it: its content, or only its key order
+    (`reverse` of an object: equal as a dict, other bytes on the wire)."""
+    new = apply_edits(parsed, mutant.request, ctx)
+    return bool(new != parsed or _encoded(new) != _encoded(parsed))
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _headers_change(headers: Mapping[str, str], spec: Mapping[str, Any]) -> bool:

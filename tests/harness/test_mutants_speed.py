@@ -174,6 +174,15 @@ def test_a_cut_upstream_answer_counts_as_reached_by_any_active_answer_mutant() -
     assert reaches(noop, cut) is False
 
 
+def test_a_key_order_edit_reaches_the_call_it_reorders() -> None:
+    """`reverse` of an object changes no value (the dicts compare equal) but the bytes the proxy sends."""
+    base = outcome()
+    reorder = mutant(side="upstream", request=[{"op": "reverse", "path": "messages.0"}])
+    assert reaches(reorder, base) is True
+    absent = mutant(side="upstream", request=[{"op": "reverse", "path": "tools.0"}])
+    assert reaches(absent, base) is False
+
+
 def test_a_then_step_is_reached_when_only_the_repeat_changes() -> None:
     """A `then` step (the repeat of a cache or idempotency rule) is an exchange of the variant: a header that
     only the replayed answer carries is reached, although the first answer does not have it."""
