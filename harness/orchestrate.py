@@ -70,16 +70,39 @@ EMBEDDED_PING_INTERVAL = 1.0
 EMBEDDED_KEEPALIVE_SILENCE = 2.0
 
 
+@dataclass(frozen=True)
+class Embedded:
+    """What the rules are told about the embedded reference gateway of one profile: the one declaration that
+    certify, matrix and mutants all read (so a mutants baseline judges the gateway certify judges)."""
+
+    profile: str
+    features: tuple[str, ...]
+    keepalive_silence: float
+    nonstream_timeout: float | None
+
+    def plugin_args(self) -> list[str]:
+        """The plugin arguments that state its keep-alive silence and, where the profile has one, its
+        non-streaming limit."""
+        args = ["--keepalive-silence", f"{self.keepalive_silence:g}"]
+        limit = self.nonstream_timeout
+        return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
+
+
+def embedded(profile: str) -> Embedded:
+    return Embedded(
+        profile=profile,
+        features=EMBEDDED_FEATURES.get(profile, ("loopback-downloads",)),
+        keepalive_silence=EMBEDDED_KEEPALIVE_SILENCE,
+        nonstream_timeout=EMBEDDED_NONSTREAM_TIMEOUT.get(profile),
+    )
+
+
 def embedded_args(profile: str) -> list[str]:
-    """The plugin arguments that state what the embedded reference gateway of `profile` was started with:
-    its keep-alive silence, and its non-streaming limit where the profile has one."""
-    args = ["--keepalive-silence", f"{EMBEDDED_KEEPALIVE_SILENCE:g}"]
-    limit = EMBEDDED_NONSTREAM_TIMEOUT.get(profile)
-    return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
+    return embedded(profile).plugin_args()
 
 
 def embedded_features(profile: str) -> tuple[str, ...]:
-    return EMBEDDED_FEATURES.get(profile, ("loopback-downloads",))
+    return embedded(profile).features
 
 
 @contextlib.contextmanager
@@ -105,8 +128,9 @@ def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> I
         "--ping-interval",
         f"{EMBEDDED_PING_INTERVAL:g}",
     ]
-    if profile in EMBEDDED_NONSTREAM_TIMEOUT:
-        cmd += ["--upstream-timeout", f"{EMBEDDED_NONSTREAM_TIMEOUT[profile]:g}"]
+    limit = embedded(profile).nonstream_timeout
+    if limit is not None:
+        cmd += ["--upstream-timeout", f"{limit:g}"]
     if profile == "relay":
         cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,19 @@ from harness.errors import CheckError
 _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=False)
 
 MATCHER_KEYS: Final = frozenset(
-    {"equals", "not_equals", "absent", "exists", "matches", "type", "length", "contains", "one_of", "schema"}
+    {
+        "equals",
+        "not_equals",
+        "absent",
+        "exists",
+        "matches",
+        "type",
+        "length",
+        "contains",
+        "one_of",
+        "schema",
+        "excludes",
+    }
 )
 _REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches", "excludes", "schema")
 _LIMIT = 200

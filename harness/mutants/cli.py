@@ -44,7 +44,18 @@ from harness.replay.client import ReplayClient
 from harness.runner import Outcome, Target, not_applicable_reason
 
 EXIT_SURVIVOR = 1  # a mutant survived: the suite has a rule that tests nothing
+# What another gateway (--gateway-url) is declared to do unless told more: fetch the harness's loopback images.
+# The embedded reference gateway is declared as certify declares it (harness.orchestrate.embedded).
 BASE_FEATURES = ("loopback-downloads",)
+
+
+def base_features(args: argparse.Namespace) -> frozenset[str]:
+    """The features the run declares: the embedded gateway's own (as certify declares them), or BASE_FEATURES
+    for another gateway, plus --feature."""
+    from harness.orchestrate import embedded
+
+    declared = BASE_FEATURES if args.gateway_url else embedded(args.profile).features
+    return frozenset(declared) | frozenset(args.feature)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,7 +193,7 @@ def rig(
     log: Path,
     mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
-    from harness.orchestrate import EMBEDDED_KEEPALIVE_SILENCE, EMBEDDED_NONSTREAM_TIMEOUT, reference_gateway
+    from harness.orchestrate import embedded, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
     from harness.runner import KEEPALIVE_SILENCE_DEFAULT
@@ -206,8 +217,9 @@ def rig(
             upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book))
             key = "gc-" + secrets.token_hex(16)
             gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
-            silence = EMBEDDED_KEEPALIVE_SILENCE
-            nonstream_timeout = EMBEDDED_NONSTREAM_TIMEOUT.get(args.profile)
+            declared = embedded(args.profile)
+            silence = declared.keepalive_silence
+            nonstream_timeout = declared.nonstream_timeout
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
         target = Target(
@@ -329,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out or Path("gc-mutants") / stamp).resolve()
     out.mkdir(parents=True, exist_ok=True)
     models: dict[str, str | None] = {role: spec.default for role, spec in profile.models.items()}
-    base = frozenset(BASE_FEATURES) | frozenset(args.feature)
+    base = base_features(args)
     cases = cases_of(rules)
     started = time.monotonic()
     results: list[MutantResult] = []

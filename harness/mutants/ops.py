@@ -324,6 +324,26 @@ def _move_cache_control(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None
         return
 
 
+def _join_text_parts(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
+    """A content array becomes one string, its text parts joined by `sep` (default a newline): only when every
+    part is text, or, with `drop_other_parts`, whatever else it held (an adapter that flattens content)."""
+    sep = str(edit.get("sep", "\n"))
+    for container, key in locate(doc, parse_path(edit["path"])):
+        parts = container[key]
+        if not isinstance(parts, list) or not parts:
+            continue
+        texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text" and "text" in p]
+        if len(texts) == len(parts) or (edit.get("drop_other_parts") and texts):
+            container[key] = sep.join(str(t) for t in texts)
+
+
+def _wrap_string(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
+    """A string content becomes one text part (an adapter that always sends parts)."""
+    for container, key in locate(doc, parse_path(edit["path"])):
+        if isinstance(container[key], str):
+            container[key] = [{"type": "text", "text": container[key]}]
+
+
 EDIT_OPS: dict[str, EditFn] = {
     "set": _set,
     "delete": _delete,
@@ -338,6 +358,8 @@ EDIT_OPS: dict[str, EditFn] = {
     "copy_from_client": _copy_from_client,
     "remove_client_texts": _remove_client_texts,
     "move_cache_control": _move_cache_control,
+    "join_text_parts": _join_text_parts,
+    "wrap_string": _wrap_string,
 }
 _EDIT_REQUIRED = {
     "rename": ("to",),

@@ -2,12 +2,13 @@
 
 A mutant is a pure function of the traffic it sees (`harness.mutants.ops`: no clock, no randomness),
 except two effects the bytes do not show: a `delay` reaches every variant whose answer it applies to, and
-`connect_image_urls` every variant that sends an image URL. If that function is the identity on every message of a rule variant's
-baseline exchange — the client's request and the gateway's answer (client side), or each request the
-gateway made upstream and the answer it got (upstream side) — then the run through the mutant sends
-the same bytes in the same order as the baseline did, and its outcome is the baseline's: no need to run
-it again. Only where the answer is unknown (no recorded exchange, a truncated or cut answer, a header
-the harness does not see) does `reaches` say yes, so a reused outcome is never a guess.
+`connect_image_urls` every variant that sends an image URL. If that function is the identity on every message
+of a rule variant's baseline exchanges (the first request, its `then` steps, its stream_matches_nonstream
+companion) — the client's request and the gateway's answer (client side), or each request the gateway made
+upstream and the answer it got (upstream side) — then the run through the mutant sends the same bytes in the
+same order as the baseline did, and its outcome is the baseline's: no need to run it again. Only where the
+answer is unknown (no recorded exchange, a truncated or cut answer, a header the harness does not see) does
+`reaches` say yes, so a reused outcome is never a guess.
 
 Pure: it reads the recorded `Outcome` values only.
 """
@@ -70,7 +71,9 @@ def reaches(mutant: Mutant, baseline: Outcome) -> bool:
     exchange = baseline.exchange
     if exchange is None:
         return True
-    exchanges = [exchange] + ([exchange.companion] if exchange.companion is not None else [])
+    # The rule's `then` steps are exchanges of the same variant: a mutant that changes only a repeat (the
+    # replayed answer's headers, a cache HIT) reaches the variant as surely as one that changes the first.
+    exchanges = [exchange, *exchange.steps] + ([exchange.companion] if exchange.companion is not None else [])
     if mutant.side == "client":
         return any(_client_reaches(mutant, ex) for ex in exchanges)
     return any(_upstream_reaches(mutant, ex) for ex in exchanges)
@@ -85,11 +88,7 @@ def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
     parsed = _parse(body)
     client: Any = parsed if parsed is not None or not body else _Invalid()
     ctx = Context(client=None if isinstance(client, _Invalid) else client)
-    if (
-        mutant.request
-        and isinstance(parsed, (dict, list))
-        and apply_edits(parsed, mutant.request, ctx) != parsed
-    ):
+    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
         return True
     if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
         return True
@@ -123,11 +122,7 @@ def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
         return True  # the recorded body is redacted: not the bytes the proxy saw
     ctx = Context(client=client)
     parsed = _parse(call.body)
-    if (
-        mutant.request
-        and isinstance(parsed, (dict, list))
-        and apply_edits(parsed, mutant.request, ctx) != parsed
-    ):
+    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
         return True
     if mutant.request_headers and _headers_change(call.headers, mutant.request_headers):
         return True
@@ -141,6 +136,17 @@ def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
     if "drop_after_bytes" in (served.fault or {}):
         return True  # a cut answer: the proxy's rewriting path reads it otherwise than its pass-through
     return _answer_changes(mutant, client, served.status, served.headers, served.body)
+
+
+def _request_changes(parsed: Any, mutant: Mutant, ctx: Context) -> bool:
+    """Whether the request edits change the body as the proxy sends it: its content, or only its key order
+    (`reverse` of an object: equal as a dict, other bytes on the wire)."""
+    new = apply_edits(parsed, mutant.request, ctx)
+    return bool(new != parsed or _encoded(new) != _encoded(parsed))
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _headers_change(headers: Mapping[str, str], spec: Mapping[str, Any]) -> bool:

@@ -252,6 +252,65 @@ def test_upstream_edit_sees_the_client_request(edit: dict[str, Any], path: str, 
     assert _at(apply_edits(UPSTREAM, [edit], Context(client=CLIENT)), path) == expected
 
 
+PARTS = {
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "See:"}, {"type": "image_url", "image_url": {}}],
+        },
+    ]
+}
+CONTENT_EDITS: list[tuple[str, dict[str, Any], str, Any]] = [
+    (
+        "join-text-parts",
+        {"op": "join_text_parts", "path": "messages.*.content"},
+        "messages.1.content",
+        "One.\nTwo.",
+    ),
+    (
+        "join-keeps-an-image",
+        {"op": "join_text_parts", "path": "messages.*.content"},
+        "messages.2.content.1.type",
+        "image_url",
+    ),
+    (
+        "join-drops-other-parts",
+        {"op": "join_text_parts", "path": "messages.*.content", "drop_other_parts": True, "sep": " "},
+        "messages.2.content",
+        "See:",
+    ),
+    (
+        "join-leaves-strings",
+        {"op": "join_text_parts", "path": "messages.*.content"},
+        "messages.0.content",
+        "Be brief.",
+    ),
+    (
+        "wrap-string",
+        {"op": "wrap_string", "path": "messages.*.content"},
+        "messages.0.content",
+        [{"type": "text", "text": "Be brief."}],
+    ),
+    (
+        "wrap-leaves-parts",
+        {"op": "wrap_string", "path": "messages.*.content"},
+        "messages.1.content.1.text",
+        "Two.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("edit", "path", "expected"), [e[1:] for e in CONTENT_EDITS], ids=[e[0] for e in CONTENT_EDITS]
+)
+def test_content_shape_edits(edit: dict[str, Any], path: str, expected: Any) -> None:
+    before = json.dumps(PARTS)
+    assert _at(apply_edits(PARTS, [edit]), path) == expected
+    assert json.dumps(PARTS) == before
+
+
 @pytest.mark.parametrize(
     "edit",
     [

@@ -174,6 +174,32 @@ def test_a_cut_upstream_answer_counts_as_reached_by_any_active_answer_mutant() -
     assert reaches(noop, cut) is False
 
 
+def test_a_key_order_edit_reaches_the_call_it_reorders() -> None:
+    """`reverse` of an object changes no value (the dicts compare equal) but the bytes the proxy sends."""
+    base = outcome()
+    reorder = mutant(side="upstream", request=[{"op": "reverse", "path": "messages.0"}])
+    assert reaches(reorder, base) is True
+    absent = mutant(side="upstream", request=[{"op": "reverse", "path": "tools.0"}])
+    assert reaches(absent, base) is False
+
+
+def test_a_then_step_is_reached_when_only_the_repeat_changes() -> None:
+    """A `then` step (the repeat of a cache or idempotency rule) is an exchange of the variant: a header that
+    only the replayed answer carries is reached, although the first answer does not have it."""
+    first = outcome(headers={"content-type": "application/json", "x-relay-cache": "MISS"}, raw=b"{}")
+    assert first.exchange is not None
+    repeat = replace(
+        first.exchange,
+        response=ReceivedResponse(200, {"content-type": "application/json", "x-relay-cache": "HIT"}, b"{}"),
+    )
+    always_miss = mutant(headers={"set": {"x-relay-cache": "MISS"}})
+    assert reaches(always_miss, first) is False  # the first answer already says MISS
+    stepped = replace(first, exchange=replace(first.exchange, steps=(repeat,)))
+    assert reaches(always_miss, stepped) is True
+    upstream_noop = mutant(side="upstream", request=[{"op": "delete", "path": "nothing"}])
+    assert reaches(upstream_noop, stepped) is False
+
+
 def test_not_applicable_and_unrecorded_variants() -> None:
     m = mutant(status={200: 500})
     assert reaches(m, Outcome("r", {}, "NOT_APPLICABLE")) is False
@@ -307,3 +333,35 @@ def test_the_keepalive_silence_is_the_targets_declared_one() -> None:
     plan = upstream_plan(rule.upstream, declared)
     assert plan is not None and plan["fault"]["pause_after_events"] == {"events": 6, "seconds": 2.0}
     assert rule.upstream["fault"]["pause_after_events"]["seconds"] == "$KEEPALIVE_SILENCE"  # input unchanged
+
+
+# --- the embedded gateway, declared as certify declares it -------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["ezat", "lyrouter", "relay"])
+def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: str) -> None:
+    """One declaration (orchestrate.embedded) for certify and mutants: features, keep-alive silence, limit."""
+    import argparse
+
+    from harness.mutants.cli import BASE_FEATURES, base_features
+    from harness.orchestrate import embedded, embedded_args, embedded_features
+
+    declared = embedded(profile)
+    args = argparse.Namespace(gateway_url=None, profile=profile, feature=["slow"])
+    assert base_features(args) == frozenset(embedded_features(profile)) | {"slow"}
+    assert embedded_args(profile) == declared.plugin_args()
+    assert "--keepalive-silence" in declared.plugin_args()
+    other = argparse.Namespace(gateway_url="http://127.0.0.1:1/v1", profile=profile, feature=[])
+    assert base_features(other) == frozenset(BASE_FEATURES)  # another gateway declares only what it is told
+
+
+def test_the_lyrouter_baseline_has_no_failing_rule_variant(tmp_path: Path) -> None:
+    """Before the shared declaration, `mutants --profile lyrouter` started the gateway without its workspace
+    Default Model features, and 11 rule variants failed with no mutant at all."""
+    from harness.mutants import main
+
+    code = main(
+        ["--profile", "lyrouter", "--mutant", "lyrouter/numbers/*", "--jobs", "2", "--out", str(tmp_path)]
+    )
+    report = json.loads((tmp_path / "kill-matrix.json").read_text())
+    assert report["baseline_broken"] == [] and code == 0

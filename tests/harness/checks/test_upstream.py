@@ -90,6 +90,14 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
         LEAKED_KEY,
         "holds text it must not hold",
     ),
+    # A path assertion's `excludes` is a matcher like any other (it was once dropped, so it could not fail).
+    (
+        "upstream",
+        "excludes-a-key-in-body",
+        [{"path": "$.tools", "excludes": "input_schema"}],
+        ONE,
+        "holds text it must not hold",
+    ),
     ("upstream_schema", "leaky", "anthropic.messages.request", TWO, "'n', 'stream_options' were unexpected"),
     (
         "upstream_schema",
