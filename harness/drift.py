@@ -20,8 +20,10 @@ from typing import Any
 
 import yaml
 
+from harness.errors import ConfigError
 from harness.paths import specs_dir
-from harness.spec import SpecError, load_profile, load_rule_file, rule_files
+from harness.selection import rule_files
+from harness.spec import SpecError, load_profile, load_rule_file
 
 EXIT_OK, EXIT_DRIFT, EXIT_CONFIG = 0, 1, 3
 
@@ -220,10 +222,6 @@ def _covered(sentence: str, flat: str, spans: Sequence[tuple[int, int]], quotes:
 
 
 # --- the command -----------------------------------------------------------------------------------
-
-
-class ConfigError(Exception):
-    """Bad configuration: exit 3 with this message."""
 
 
 def _load(profile: str, specs: Path) -> tuple[str, list[Any], list[dict[str, Any]]]:

@@ -6,9 +6,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from harness.engine.target import Outcome
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.outcomes import variant_label
-from harness.runner import Outcome
 from harness.spec.model import Rule
 
 EXCERPT = 2000

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.engine.run import run_rule
+from harness.engine.target import Outcome
 from harness.evidence import failure_text, result_json
 from harness.expectations import apply
 from harness.outcomes import variant_label
-from harness.runner import Outcome, rule_selected, run_rule
+from harness.selection import selected, variants
 from harness.spec import Rule, SpecError, load_rule_file
 
 if TYPE_CHECKING:
@@ -35,12 +37,9 @@ class SpecFile(pytest.File):
     def collect(self) -> Iterator[RuleItem]:
         state: SessionState = self.config.stash[STATE_KEY]
         rule_file = load_rule_file(self.path)
-        for rule in rule_file.rules:
-            if rule.profile != state.profile.name or not rule_selected(rule, state.rule_patterns):
-                continue
-            for variant in rule.variant_combos():
-                name = f"{rule.id}[{variant_label(variant)}]" if variant else rule.id
-                yield RuleItem.from_parent(self, name=name, rule=rule, variant=variant)
+        for rule, variant in variants(selected(rule_file.rules, state.profile.name, state.rule_patterns)):
+            name = f"{rule.id}[{variant_label(variant)}]" if variant else rule.id
+            yield RuleItem.from_parent(self, name=name, rule=rule, variant=variant)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, SpecError):

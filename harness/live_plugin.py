@@ -4,13 +4,15 @@ the collected rule items in collection order (the same cut in every xdist worker
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.live import LiveForm, budget_cut, live_form, plan_cost
-from harness.runner import not_applicable_reason, rule_selected
+from harness.engine.cost import budget_cut, plan_cost
+from harness.engine.live import LiveForm, ScriptedAnswers, live_form
+from harness.engine.scripted import scripted_answers
+from harness.engine.target import not_applicable_reason
+from harness.selection import run_variants
 
 if TYPE_CHECKING:
     from harness.plugin import SessionState
@@ -19,31 +21,22 @@ if TYPE_CHECKING:
 
 def _forms(state: SessionState, pairs: Sequence[tuple[Rule, dict[str, Any]]]) -> list[LiveForm]:
     out = []
+    answers: dict[str, ScriptedAnswers] = {}  # each cassette read once for the whole plan
     for rule, variant in pairs:
         reason = not_applicable_reason(rule, state.target)
-        out.append(LiveForm(reason=reason) if reason else live_form(rule, variant))
+        if reason:
+            out.append(LiveForm(reason=reason))
+            continue
+        name = str((rule.upstream or {}).get("cassette") or "")
+        if name not in answers:
+            answers[name] = scripted_answers(rule)
+        out.append(live_form(rule, variant, answers[name]))
     return out
 
 
 def catalog_pairs(state: SessionState, args: Sequence[str]) -> Iterator[tuple[Rule, dict[str, Any]]]:
     """The rule variants a run over these paths will collect, in collection order."""
-    from harness.spec import SpecError, load_rule_file, rule_files
-    from harness.spec.loader import NON_RULE_FILES
-
-    for arg in args:
-        path = Path(arg.split("::")[0])
-        files = [path] if path.is_file() else list(rule_files(path)) if path.is_dir() else []
-        for file in sorted(files):
-            if file.name in NON_RULE_FILES or {"schema", "coverage"} & set(file.parts):
-                continue
-            try:
-                rules = load_rule_file(file).rules
-            except SpecError:
-                continue  # collection reports it
-            for rule in rules:
-                if rule.profile == state.profile.name and rule_selected(rule, state.rule_patterns):
-                    for variant in rule.variant_combos():
-                        yield rule, variant
+    return run_variants(args, state.profile.name, state.rule_patterns)
 
 
 def announce(state: SessionState, config: pytest.Config) -> None:

@@ -252,7 +252,7 @@ def child_usage_error(returncode: int, stderr: str) -> str | None:
 
 def profiles_with_rules(root: Path | None = None) -> list[str]:
     from harness.paths import specs_root
-    from harness.spec import rule_files
+    from harness.selection import rule_files
     from harness.spec.loader import available_profiles
 
     base = root or specs_root()

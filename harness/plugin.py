@@ -23,12 +23,10 @@ from harness.outcomes import EXIT_CONFIG, KEY_ENV
 if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active
     import httpx
 
+    from harness.engine.target import Target
     from harness.items import SpecFile
     from harness.replay.client import ReplayClient
-    from harness.runner import Target
     from harness.spec import Profile
-
-SKIP_DIRS = frozenset({"schema", "coverage"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -170,9 +168,9 @@ def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("gateway_url", None):
         return
+    from harness.engine.target import Target
     from harness.items import STATE_KEY
     from harness.paths import specs_root
-    from harness.runner import Target
 
     opt = config.option
     root = specs_root(opt.specs_dir)
@@ -302,11 +300,12 @@ class ConformanceRun:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> SpecFile | None:
         from harness.items import SpecFile
-        from harness.spec.loader import NON_RULE_FILES
+        from harness.selection import collection_root, is_rule_file
 
-        if file_path.suffix not in (".yaml", ".yml") or file_path.name in NON_RULE_FILES:
-            return None
-        if SKIP_DIRS & set(file_path.parts):
+        roots = [Path(a.split("::")[0]).resolve() for a in parent.config.args]
+        if self.state.specs_root is not None:
+            roots.append(self.state.specs_root.resolve())
+        if not is_rule_file(file_path, collection_root(file_path.resolve(), roots)):
             return None
         return SpecFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
 
@@ -323,7 +322,8 @@ class ConformanceRun:
 
         from harness.items import ExpectationsCheck
         from harness.paths import specs_root
-        from harness.spec import load_rule_file, rule_files
+        from harness.selection import rule_files
+        from harness.spec import load_rule_file
 
         root = self.state.specs_root or specs_root()
         catalog = [

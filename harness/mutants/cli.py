@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.engine.target import Outcome, Target, not_applicable_reason
 from harness.errors import ConfigError, HarnessFailure
 from harness.mutants.catalog import Catalog, CatalogError, Mutant, load_catalog, select
 from harness.mutants.kill import (
@@ -41,7 +42,6 @@ from harness.mutants.proxy import ClientBook, ProxyServer
 from harness.mutants.schedule import MutantRouting, run_pairs
 from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 from harness.replay.client import ReplayClient
-from harness.runner import Outcome, Target, not_applicable_reason
 
 EXIT_SURVIVOR = 1  # a mutant survived: the suite has a rule that tests nothing
 # What another gateway (--gateway-url) is declared to do unless told more: fetch the harness's loopback images.
@@ -193,10 +193,10 @@ def rig(
     log: Path,
     mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
+    from harness.engine.target import KEEPALIVE_SILENCE_DEFAULT
     from harness.orchestrate import embedded, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
-    from harness.runner import KEEPALIVE_SILENCE_DEFAULT
 
     book = ClientBook()
     with contextlib.ExitStack() as stack:
@@ -300,8 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
     from harness.paths import specs_dir
-    from harness.runner import rule_selected
-    from harness.spec import SpecError, load_profile, load_rule_file, rule_files
+    from harness.selection import rule_files, rule_selected
+    from harness.spec import SpecError, load_profile, load_rule_file
 
     def config_error(message: str) -> int:
         print(f"gateway-conformance mutants: {message}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """The kill matrix: run a catalog through each mutant in-process and record which rules kill it.
 
-`run_catalog` is the only part that does I/O (through `harness.runner.run_rule`); the matrix itself
+`run_catalog` is the only part that does I/O (through `harness.engine.run.run_rule`); the matrix itself
 is built and rendered by pure functions from the per-mutant results.
 """
 
@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 
+from harness.engine.run import run_rule
+from harness.engine.target import Outcome, Target
 from harness.mutants.catalog import Catalog, Mutant
 from harness.outcomes import variant_label
 from harness.replay.client import ReplayClient
-from harness.runner import Outcome, Target, run_rule
 from harness.spec import Rule
 
 KILLING = frozenset({"FAIL", "WARN", "HARNESS_ERROR"})

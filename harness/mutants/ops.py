@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.errors import ConfigError
+
 # --- paths ---------------------------------------------------------------------------------------
 #
 # A path is dotted: `choices.*.delta.tool_calls.*[id].function.arguments`. A segment is a key, an
@@ -24,7 +26,7 @@ from typing import Any
 _FILTER_RE = re.compile(r"^\*\[(!?)([A-Za-z0-9_]+)(?:=(.*))?\]$")
 
 
-class OpError(ValueError):
+class OpError(ConfigError, ValueError):
     """A mutation definition outside the vocabulary (raised while loading the catalog, never at run time)."""
 
 

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from harness.engine.target import Outcome
 from harness.exchange import Exchange, UpstreamCall
 from harness.mutants.catalog import Mutant
 from harness.mutants.ops import (
@@ -33,7 +34,6 @@ from harness.mutants.ops import (
 )
 from harness.outcomes import MARKER_RE_BYTES
 from harness.redact import KEY_PLACEHOLDER
-from harness.runner import Outcome
 
 # Headers the HTTP clients and servers on the way add or rewrite themselves: the recorded exchange does
 # not show them as the proxy sees them, so an edit naming one always counts as a change.

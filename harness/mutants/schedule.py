@@ -20,11 +20,12 @@ from typing import Any
 
 import httpx
 
+from harness.engine.run import run_rule
+from harness.engine.target import Outcome
 from harness.mutants.catalog import Mutant
 from harness.mutants.kill import Case, Kill, MutantResult, kills_of
 from harness.mutants.proxy import MUTANT_HEADER
 from harness.mutants.reach import reaches
-from harness.runner import Outcome, run_rule
 
 
 @dataclass(frozen=True)

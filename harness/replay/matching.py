@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from harness.replay.cassette import stream_flag
+
 if TYPE_CHECKING:
     from harness.replay.cassette import Cassette, RecordedRequest
 
@@ -22,13 +24,6 @@ def endpoint_kind(path: str) -> EndpointKind | None:
     if p.endswith((":generateContent", ":streamGenerateContent")):  # Gemini: /v1beta/models/{model}:...
         return "gemini.generate"
     return None
-
-
-def stream_flag(body_json: Any, path: str = "") -> bool:
-    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
-    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
-        return True
-    return isinstance(body_json, dict) and body_json.get("stream") is True
 
 
 @dataclass(frozen=True)

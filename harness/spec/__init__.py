@@ -1,8 +1,9 @@
-"""The spec model: frozen rules read from `specs/`. This package is the only reader of rule files."""
+"""The spec model: frozen rules read from `specs/`. This package is the only reader of rule files
+(harness/selection.py says which files are rule files and which rules a run selects)."""
 
 from __future__ import annotations
 
-from harness.spec.loader import SpecError, load_profile, load_rule_file, rule_files
+from harness.spec.loader import SpecError, load_profile, load_rule_file
 from harness.spec.model import Needs, Profile, Rule, RuleFile, Source, placeholders_in
 
 __all__ = [
@@ -15,5 +16,4 @@ __all__ = [
     "load_profile",
     "load_rule_file",
     "placeholders_in",
-    "rule_files",
 ]

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import yaml
 
+from harness.selection import rule_files
 from harness.spec.loader import (
     SpecError,
     _validator,
     available_profiles,
     load_profile,
     load_rule_file,
-    rule_files,
 )
 from harness.spec.model import Rule
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,6 @@ from harness.spec.model import (
     Source,
     placeholders_in,
 )
-
-NON_RULE_FILES = frozenset({"profile.yaml"})
 
 
 class SpecError(ConfigError):
@@ -211,10 +209,3 @@ def load_profile(profile: str, root: Path | None = None) -> Profile:
 def available_profiles(root: Path | None = None) -> list[str]:
     base = root or specs_dir()
     return sorted(p.parent.name for p in base.glob("*/profile.yaml"))
-
-
-def rule_files(directory: Path) -> Iterator[Path]:
-    """Rule files under a directory (recursively), skipping profile.yaml."""
-    for path in sorted(directory.rglob("*.yaml")):
-        if path.name not in NON_RULE_FILES:
-            yield path

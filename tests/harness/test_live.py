@@ -10,18 +10,27 @@ from typing import Any
 import pytest
 
 from harness.checks import run_checks
+from harness.engine import live
+from harness.engine.cost import budget_cut, plan_cost, reported_tokens
+from harness.engine.live import LIVE_MAX_TOKENS, LiveForm, ScriptedAnswers
+from harness.engine.scripted import scripted_answers
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
-from harness.live import (
-    LIVE_MAX_TOKENS,
-    LiveForm,
-    budget_cut,
-    live_expectations,
-    live_form,
-    plan_cost,
-    provoked_fault,
-    reported_tokens,
-)
 from harness.spec.model import Needs, Rule, Source
+
+
+# The live forms are pure: the rule's scripted answers are passed in. These read them from the rule's
+# cassette on disk, as the engine does before it runs a rule live.
+def live_form(rule: Rule, variant: dict[str, Any]) -> LiveForm:
+    return live.live_form(rule, variant, scripted_answers(rule))
+
+
+def live_expectations(rule: Rule, expect: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    return live.live_expectations(rule, expect, scripted_answers(rule))
+
+
+def provoked_fault(rule: Rule) -> str | None:
+    return live.provoked_fault(rule, scripted_answers(rule))
+
 
 BODY = {"model": "$MODEL", "messages": [{"role": "user", "content": "What's the weather in Oslo?"}]}
 
@@ -426,3 +435,14 @@ def test_live_coverage_rows_count_specific_judgments_beside_the_columns() -> Non
     assert live_report.share(rows["tools"]) == "1 (33.3%)"
     assert "beyond status (specific)" in live_report.text_table([document])
     assert "| tools | 0 | 2 | 1 | 1 (33.3%) |" in live_report.markdown_section(document)
+
+
+def test_live_forms_judge_the_answers_passed_in_not_the_disk() -> None:
+    """Pure: a cassette name that is on no disk, with its answers given, is judged by those answers."""
+    rule = _rule({"status": 200}, upstream={"cassette": "nowhere/not-on-disk"})
+    assert scripted_answers(rule) == ()
+    refused: ScriptedAnswers = ((429, '{"type":"error"}'),)
+    assert "HTTP 429" in (live.provoked_fault(rule, refused) or "")
+    assert live.provoked_fault(rule, ()) is None
+    assert live.live_form(rule, {}, refused).reason == live.provoked_fault(rule, refused)
+    assert live.live_form(rule, {}, ()).reason is None

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from harness.engine.target import Outcome
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, ServedAnswer, UpstreamCall
 from harness.mutants.catalog import Mutant, load_catalog, mutant_from
 from harness.mutants.cli import parse_shard, shard_of
 from harness.mutants.kill import Kill, Matrix, MutantResult, matrix_json, merge_matrices
 from harness.mutants.kill import diff_kill_sets as diff
 from harness.mutants.reach import reaches
-from harness.runner import Outcome
 
 MARKER = "[gc:ezat/x/y#0a1b2c3d]"
 CLIENT_BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": f"{MARKER} hi"}]}
@@ -316,8 +316,9 @@ def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path:
 
 
 def test_the_keepalive_silence_is_the_targets_declared_one() -> None:
+    from harness.engine.render import upstream_plan
+    from harness.engine.target import Target, not_applicable_reason
     from harness.paths import specs_dir
-    from harness.runner import Target, not_applicable_reason, upstream_plan
     from harness.spec import load_rule_file
 
     rule = next(

@@ -16,8 +16,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-import harness.items
-import harness.runner  # noqa: F401   the harness and httpx loaded, so exception classes stay the same objects)
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path

@@ -7,19 +7,18 @@ from typing import Any
 
 import pytest
 
-from harness.outcomes import MARKER_RE
-from harness.runner import (
-    Target,
+from harness.engine.render import (
     gateway_url_for,
     insert_marker,
     new_marker,
-    not_applicable_reason,
     pad_body,
     render_request,
-    rule_selected,
-    rule_wait,
     upstream_plan,
 )
+from harness.engine.send import rule_wait
+from harness.engine.target import Target, not_applicable_reason
+from harness.outcomes import MARKER_RE
+from harness.selection import rule_selected
 from harness.spec.model import Needs, Rule, Source
 
 MARK = "[gc:ezat/x/y#0123abcd]"
@@ -224,7 +223,7 @@ def test_gateway_key_is_redacted_everywhere_in_evidence() -> None:
 
 
 def test_failing_rule_gets_the_replay_diagnostics_made_while_it_ran() -> None:
-    from harness.runner import _new_diagnostics
+    from harness.engine.judge import new_diagnostics as _new_diagnostics
 
     class Replay:
         def diagnostics(self) -> list[dict[str, Any]]:

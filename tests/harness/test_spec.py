@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 from harness.paths import specs_dir
-from harness.spec import SpecError, load_profile, load_rule_file, placeholders_in, rule_files
+from harness.selection import rule_files
+from harness.spec import SpecError, load_profile, load_rule_file, placeholders_in
 from harness.spec.loader import available_profiles
 
 SPECS = specs_dir()

@@ -1,4 +1,4 @@
-"""harness.steps: `then` steps (merged requests, `${first.*}` references, labels) and `${data_url:…}` payloads."""
+"""harness.engine.steps: `then` steps (merged requests, `${first.*}` references, labels) and `${data_url:…}` payloads."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import base64
 import pytest
 
 from harness.checks import Violation
+from harness.engine.steps import data_url, expand_data_urls, label, resolve_first, step_request
+from harness.engine.target import Target, not_applicable_reason
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
-from harness.runner import Target, not_applicable_reason
 from harness.spec.model import Needs, Rule, Source
-from harness.steps import data_url, expand_data_urls, label, resolve_first, step_request
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ import pytest
 from harness.checks.matchers import find
 from harness.paths import cassettes_dir
 from harness.replay.cassette import load_named
-from harness.spec import load_rule_file, rule_files
+from harness.selection import rule_files
+from harness.spec import load_rule_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"

@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.spec import load_rule_file, rule_files
+from harness.selection import rule_files
+from harness.spec import load_rule_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from harness.checks import CHECKS
+from harness.engine.listener import Listener, fill, uses_listener
 from harness.exchange import Exchange, ListenerRecord
-from harness.listener import Listener, fill, uses_listener
 from tests.harness.checks.exchanges import call, exchange, messages
 
 ORDERED = b'{"model":"m","tools":[{"a":1,"b":{"x":1,"y":2}},{"a":1,"b":{"x":1,"y":2}}],"messages":[]}'

@@ -1,10 +1,11 @@
-"""Live mode: a rule judged against a gateway whose upstream the harness cannot see or script.
+"""Live mode's forms: a rule judged against a gateway whose upstream the harness cannot see or script.
 
 Per expectation, not per rule: what the client side can observe is judged; upstream-side expectations are
 recorded as not observable; expectations about the scripted answer take a live form (a structural check that
 holds for any honest answer, or the rule's `live:` block, which adjusts the request so a real model shows the
 behaviour); a rule needing a provoked fault, or with nothing left to judge, is NOT_APPLICABLE with its reason.
-Also here: `--repeat K` (pass^k, FLAKY) and the cost guard (planned requests and tokens, `--max-requests`).
+Pure: the rule's scripted answers (its cassette's interactions, harness/engine/scripted.py reads them) are
+passed in. The repeat loop that runs a form is in harness/engine/run.py, the cost guard in cost.py.
 """
 
 from __future__ import annotations
@@ -13,20 +14,15 @@ import copy
 import dataclasses
 import json
 import re
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.checks.refs import REF_RE
-from harness.outcomes import FAIL, FLAKY, NOT_APPLICABLE, PASS, SKIP, WARN
 from harness.spec.model import Rule
 
-if TYPE_CHECKING:
-    import httpx
-
-    from harness.runner import Outcome, Target
+# (status, body text) of each interaction of the rule's cassette, in order (empty: no cassette, or unreadable).
+ScriptedAnswers = tuple[tuple[int, str], ...]
 
 # Expectations only the upstream side can see (what the gateway sent, how often).
 NOT_OBSERVABLE = (
@@ -90,22 +86,7 @@ class LiveForm:
 # --- scripted answers --------------------------------------------------------------------------------
 
 
-@cache
-def _cassette_texts(name: str) -> tuple[tuple[int, str], ...]:
-    """(status, body text) of each interaction of a cassette (empty when it cannot be read)."""
-    from harness.paths import cassettes_dir
-    from harness.replay.cassette import CassetteError, load_named
-
-    try:
-        cassette = load_named(name, cassettes_dir())
-    except (CassetteError, OSError):
-        return ()
-    return tuple(
-        (i.response.status, i.response.body.decode("utf-8", "replace")) for i in cassette.interactions
-    )
-
-
-def provoked_fault(rule: Rule) -> str | None:
+def provoked_fault(rule: Rule, answers: ScriptedAnswers) -> str | None:
     """Why a rule needs a fault a real provider will not produce on request, or None."""
     upstream = rule.upstream or {}
     fault = upstream.get("fault")
@@ -114,8 +95,7 @@ def provoked_fault(rule: Rule) -> str | None:
         return f"needs a provoked upstream fault ({what}), which a live provider does not produce on request"
     if upstream.get("pacing"):
         return "needs scripted upstream timing (pacing), which a live provider does not follow"
-    name = upstream.get("cassette")
-    for status, text in _cassette_texts(name) if name else ():
+    for status, text in answers:
         if status >= 400:
             return f"needs a provoked upstream error (the scripted answer is HTTP {status})"
         if "event: error" in text or '"type":"error"' in text.replace(" ", ""):
@@ -126,7 +106,7 @@ def provoked_fault(rule: Rule) -> str | None:
     return None
 
 
-def _scripted_literal(value: Any, rule: Rule) -> bool:
+def _scripted_literal(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:
     """A string literal of the rule that comes from the scripted answer: found in its cassette, not in the
     request. Identifier-like wire words (`assistant`, `tool_calls`) are vocabulary, never scripted content."""
     if (
@@ -139,7 +119,7 @@ def _scripted_literal(value: Any, rule: Rule) -> bool:
     if not name or value in json.dumps(rule.request):
         return False
     needle = json.dumps(value)[1:-1]
-    return any(needle in text or value in text for _, text in _cassette_texts(name))
+    return any(needle in text or value in text for _, text in answers)
 
 
 # --- live forms of expectations ---------------------------------------------------------------------
@@ -163,23 +143,25 @@ def _arguments_path(path: str) -> bool:
     return path.endswith(".arguments") and "tool_calls" in path
 
 
-def _scripted(value: Any, rule: Rule) -> bool:
+def _scripted(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:
     if isinstance(value, str):
-        return _ANSWER_REF in value or _scripted_literal(value, rule)
+        return _ANSWER_REF in value or _scripted_literal(value, rule, answers)
     if isinstance(value, list):
-        return any(_scripted(v, rule) for v in value)
+        return any(_scripted(v, rule, answers) for v in value)
     if isinstance(value, Mapping):
-        return any(_scripted(v, rule) for v in value.values())
+        return any(_scripted(v, rule, answers) for v in value.values())
     return False
 
 
-def live_assertion(assertion: Mapping[str, Any], rule: Rule) -> tuple[dict[str, Any] | None, bool]:
+def live_assertion(
+    assertion: Mapping[str, Any], rule: Rule, answers: ScriptedAnswers
+) -> tuple[dict[str, Any] | None, bool]:
     """A path assertion's live form and whether it changed; None when nothing observable is left."""
     out = dict(assertion)
     changed = False
     path = str(assertion.get("path", ""))
     for key in (*_VALUE_MATCHERS, "not_equals"):
-        if key not in out or not (_scripted(out[key], rule) or _arguments_path(path)):
+        if key not in out or not (_scripted(out[key], rule, answers) or _arguments_path(path)):
             continue
         value = out.pop(key)
         changed = True
@@ -200,11 +182,11 @@ def live_assertion(assertion: Mapping[str, Any], rule: Rule) -> tuple[dict[str, 
     return (out if matchers else None), changed
 
 
-def _live_assertions(items: Sequence[Any], rule: Rule) -> tuple[list[Any], bool]:
+def _live_assertions(items: Sequence[Any], rule: Rule, answers: ScriptedAnswers) -> tuple[list[Any], bool]:
     kept, changed = [], False
     for item in items:
         if isinstance(item, Mapping):
-            form, did = live_assertion(item, rule)
+            form, did = live_assertion(item, rule, answers)
             changed |= did
             if form is not None:
                 kept.append(form)
@@ -221,7 +203,9 @@ def live_usage(expected: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return kept, structural
 
 
-def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+def live_expectations(
+    rule: Rule, expect: Mapping[str, Any], answers: ScriptedAnswers
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """(the expectations judged live, keys not observable live, keys given a structural form)."""
     out: dict[str, Any] = {}
     hidden: list[str] = []
@@ -237,7 +221,7 @@ def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, 
                 out["live_usage"] = scripted
                 structural.append("usage")
         elif key in ("json", "chunks") and isinstance(value, list):
-            kept_list, changed = _live_assertions(value, rule)
+            kept_list, changed = _live_assertions(value, rule, answers)
             if kept_list:
                 out[key] = kept_list
             if changed:
@@ -248,7 +232,9 @@ def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, 
             headers = {}
             for name, matcher in value.items():
                 form, changed = (
-                    live_assertion(matcher, rule) if isinstance(matcher, Mapping) else (matcher, False)
+                    live_assertion(matcher, rule, answers)
+                    if isinstance(matcher, Mapping)
+                    else (matcher, False)
                 )
                 if form is not None:
                     headers[name] = {k: v for k, v in form.items() if k != "path"}
@@ -257,12 +243,12 @@ def live_expectations(rule: Rule, expect: Mapping[str, Any]) -> tuple[dict[str, 
             if headers:
                 out["headers"] = headers
         elif key == "body" and isinstance(value, Mapping):
-            form, changed = live_assertion(value, rule)
+            form, changed = live_assertion(value, rule, answers)
             if form is not None:
                 out["body"] = form
             if changed:
                 structural.append("body")
-        elif key == "error" and isinstance(value, Mapping) and _scripted(value.get("message"), rule):
+        elif key == "error" and isinstance(value, Mapping) and _scripted(value.get("message"), rule, answers):
             out["error"] = {k: v for k, v in value.items() if k != "message"}
             structural.append("error")
         else:
@@ -309,12 +295,12 @@ def _bounded(
     return {**request, "body": {**body, field_name: LIVE_MAX_TOKENS}}, LIVE_MAX_TOKENS
 
 
-def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
+def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) -> LiveForm:
     """How a rule variant runs live, or why it cannot (LiveForm.reason)."""
     live = dict(rule.live or {})
     if live.get("not_applicable"):
         return LiveForm(reason=f"not runnable live: {live['not_applicable']}")
-    fault = None if live.get("body") else provoked_fault(rule)
+    fault = None if live.get("body") else provoked_fault(rule, answers)
     if fault:
         return LiveForm(reason=fault)
     expect = rule.expect_for(variant)
@@ -323,7 +309,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
             expect.pop(key, None)
         else:
             expect[key] = value
-    judged, hidden, structural = live_expectations(rule, expect)
+    judged, hidden, structural = live_expectations(rule, expect, answers)
     generic_schema = False
     chat = str(rule.request.get("path") or "chat/completions").rstrip("/").endswith("chat/completions")
     if chat and _expects_success(judged) and "schema" not in judged and not judged.get("error"):
@@ -355,131 +341,14 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
     )
 
 
-# --- cost guard -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CostPlan:
-    requests: int
-    max_tokens: int
-    unbounded: int  # requests whose output the request does not bound
-    prompt_bytes: int = 0
-
-    def describe(self, repeat: int) -> str:
-        extra = f" (+{self.unbounded} without a max_tokens bound)" if self.unbounded else ""
-        return (
-            f"live run: {self.requests} requests to the gateway (repeat {repeat}); they may produce at most "
-            f"{self.max_tokens} output tokens{extra} and send about {self.prompt_bytes // 4} prompt tokens "
-            f"({self.prompt_bytes} bytes)"
-        )
-
-
-def plan_cost(forms: Iterable[LiveForm], repeat: int) -> CostPlan:
-    requests = tokens = unbounded = size = 0
-    for form in forms:
-        if form.reason is not None:
-            continue
-        n = form.requests * repeat
-        requests += n
-        size += form.prompt_bytes * n
-        if form.max_tokens is None:
-            unbounded += n
-        else:
-            tokens += form.max_tokens * n
-    return CostPlan(requests, tokens, unbounded, size)
-
-
-def budget_cut(forms: Sequence[LiveForm], repeat: int, max_requests: int | None) -> int:
-    """How many of `forms` (in run order) fit in `max_requests`; all of them without a limit."""
-    if max_requests is None:
-        return len(forms)
-    used = 0
-    for index, form in enumerate(forms):
-        need = 0 if form.reason is not None else form.requests * repeat
-        if used + need > max_requests:
-            return index
-        used += need
-    return len(forms)
-
-
-def reported_tokens(exchange: Any) -> dict[str, int]:
-    """prompt / completion tokens the gateway reported in one answer (0 when it reported none)."""
-    from harness.checks import views
-
-    if exchange is None or exchange.response.status is None:
-        return {"prompt_tokens": 0, "completion_tokens": 0}
-    try:
-        document = views.gateway_answer(exchange).document
-    except Exception:  # a garbled answer reports no tokens; its rule says what is wrong with it
-        return {"prompt_tokens": 0, "completion_tokens": 0}
-    usage = document.get("usage") if isinstance(document, dict) else None
-    usage = usage if isinstance(usage, dict) else {}
-    out = {}
-    for name, alias in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
-        value = usage.get(name, usage.get(alias))
-        out[name] = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-    return out
-
-
-# --- running ----------------------------------------------------------------------------------------
-
-
-def run_live(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client) -> Outcome:
-    """Run a rule variant live `target.repeat` times; PASS only when every run passed, FLAKY when some did."""
-    from harness import runner
-
-    started = time.monotonic()
-    form = live_form(rule, variant)
-    if form.reason is not None or form.rule is None:
-        return runner.Outcome(rule.id, variant, NOT_APPLICABLE, reason=form.reason or "")
-    runs: list[Outcome] = []
-    tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    for _ in range(max(target.repeat, 1)):
-        if form.send_twice:  # prime the provider's prompt cache; the second answer is judged
-            primer = runner.run_once(form.rule, variant, target, client, None)
-            for k, v in reported_tokens(primer.exchange).items():
-                tokens[k] += v
-        run = runner.run_once(form.rule, variant, target, client, None)
-        for k, v in reported_tokens(run.exchange).items():
-            tokens[k] += v
-        runs.append(run)
-    passed = sum(1 for r in runs if r.outcome == PASS)
-    worst = next((r for r in runs if r.outcome != PASS), runs[-1])
-    if passed == len(runs):
-        outcome = PASS
-    elif passed and worst.outcome in (FAIL, WARN):
-        outcome = FLAKY
-    else:
-        outcome = worst.outcome
-    live = {
-        **form.coverage(),
-        "repeat": len(runs),
-        "passed": passed,
-        "outcomes": [r.outcome for r in runs],
-        "tokens": tokens,
-    }
-    return dataclasses.replace(worst, outcome=outcome, duration=time.monotonic() - started, live=live)
-
-
-def over_budget(rule: Rule, variant: Mapping[str, Any], message: str) -> Outcome:
-    from harness import runner
-
-    return runner.Outcome(rule.id, variant, SKIP, reason=message)
-
-
 __all__ = [
     "LIVE_MAX_TOKENS",
     "NOT_OBSERVABLE",
-    "CostPlan",
     "LiveForm",
-    "budget_cut",
+    "ScriptedAnswers",
     "live_assertion",
     "live_expectations",
     "live_form",
     "live_usage",
-    "over_budget",
-    "plan_cost",
     "provoked_fault",
-    "reported_tokens",
-    "run_live",
 ]

@@ -1,0 +1,175 @@
+"""Rendering: a rule's request with the run's placeholders, case marker and padding filled in, and its upstream
+plan with the gateway's declared parameters. Pure: no I/O."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any, cast
+from urllib.parse import urljoin, urlsplit
+
+from harness import __version__
+from harness.engine import steps as steps_mod
+from harness.engine.target import IMAGES_REF, NONSTREAM_TIMEOUT_RE, Target
+from harness.exchange import SentRequest
+from harness.spec.model import ROLE_RE, Rule
+
+
+def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
+    """The rule's upstream plan with the gateway's declared parameters filled in: `$KEEPALIVE_SILENCE` (the
+    keep-alive silence) and `$NONSTREAM_TIMEOUT+N` (the non-streaming limit plus N seconds)."""
+    if not upstream:
+        return None
+
+    def replace(text: str) -> Any:
+        if text == "$KEEPALIVE_SILENCE":
+            return target.keepalive_silence
+        whole = NONSTREAM_TIMEOUT_RE.fullmatch(text)
+        if whole is None or target.nonstream_timeout is None:
+            return text
+        return target.nonstream_timeout + float(whole.group(1) or 0)
+
+    return cast(dict[str, Any], _substitute(dict(upstream), replace))
+
+
+def new_marker(rule_id: str) -> str:
+    return f"[gc:{rule_id}#{secrets.token_hex(4)}]"
+
+
+def _substitute(value: Any, replace: Any) -> Any:
+    if isinstance(value, str):
+        return replace(value)
+    if isinstance(value, Mapping):
+        return {replace(k): _substitute(v, replace) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, replace) for v in value]
+    return value
+
+
+def _placeholder_replacer(
+    models: Mapping[str, str | None], marker: str | None, images_url: str | None, gateway_key: str | None
+) -> Any:
+    def replace(text: str) -> str:
+        if "$" not in text:
+            return text
+        if images_url is not None:
+            text = text.replace(IMAGES_REF, images_url)
+        if "${data_url:" in text:
+            text = steps_mod.expand_data_urls(text)
+
+        def role(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name == "MARKER":
+                return marker or ""
+            if name == "GATEWAY_KEY":
+                return gateway_key or ""
+            return models.get(name) or match.group(0)
+
+        return ROLE_RE.sub(role, text)
+
+    return replace
+
+
+def _contains_marker_placeholder(value: Any) -> bool:
+    return "$MARKER" in json.dumps(value)
+
+
+def insert_marker(body: Any, marker: str) -> Any:
+    """Put the marker at the start of the first user message's text (a copy; the input is not changed).
+
+    No user text: a text part is appended to the first user message (earlier part indexes stay as
+    they are); no user message: the first message's text; no messages at all: nothing.
+    """
+    if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list) or not body["messages"]:
+        return body
+    out = copy.deepcopy(dict(body))
+    messages = out["messages"]
+    index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), 0)
+    message = messages[index]
+    if not isinstance(message, dict):
+        return out
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = f"{marker} {content}" if content else marker
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                part["text"] = f"{marker} {part['text']}"
+                break
+        else:
+            content.append({"type": "text", "text": marker})
+    elif content is None:
+        message["content"] = marker
+    return out
+
+
+def encode(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def pad_body(body: Any, size: int) -> bytes:
+    """Grow the first user string content with filler until the encoded body is exactly `size` bytes."""
+    encoded = encode(body)
+    missing = size - len(encoded)
+    if missing <= 0 or not isinstance(body, Mapping):
+        return encoded
+    out = copy.deepcopy(dict(body))
+    for message in out.get("messages", []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            if isinstance(message.get("content"), str):
+                message["content"] += " " + "x" * (missing - 1)
+                return encode(out)
+            for part in message.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    part["text"] += " " + "x" * (missing - 1)
+                    return encode(out)
+    raise ValueError("pad_to_bytes needs a user message with text to grow")
+
+
+def gateway_url_for(base: str, path: str) -> str:
+    """`chat/completions` is relative to the OpenAI base URL; `/api/models` is from the host root."""
+    if path.startswith("/"):
+        parts = urlsplit(base)
+        return f"{parts.scheme}://{parts.netloc}{path}"
+    return urljoin(base.rstrip("/") + "/", path)
+
+
+def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marker: str | None) -> SentRequest:
+    spec = rule.request
+    images_url = f"{target.replay_url.rstrip('/')}/__gc/files" if target.replay_url else None
+    replace = _placeholder_replacer(target.models, marker, images_url, target.gateway_key)
+    headers = {
+        "content-type": "application/json",
+        "accept-encoding": "identity",
+        "user-agent": f"gateway-conformance/{__version__}",
+    }
+    if target.gateway_key:
+        headers["authorization"] = f"Bearer {target.gateway_key}"
+    for name, value in (spec.get("headers") or {}).items():
+        if value is None:
+            headers.pop(name.lower(), None)
+        else:
+            headers[name.lower()] = replace(value)
+    method = spec.get("method", "POST")
+    url = gateway_url_for(target.gateway_url, spec.get("path", "chat/completions"))
+    if "raw_body" in spec:
+        raw = replace(spec["raw_body"])
+        return SentRequest(method, url, headers, raw.encode("utf-8"), None)
+    if "body" not in spec:
+        if method in ("GET", "HEAD", "DELETE", "OPTIONS"):
+            headers.pop("content-type", None)
+        return SentRequest(method, url, headers, b"", None)
+    body = spec["body"]
+    if isinstance(body, Mapping) and variant:
+        body = {**body, **variant}
+        if variant.get("stream") is False:
+            body.pop("stream_options", None)
+    auto_marker = spec.get("marker", "auto") == "auto" and marker is not None
+    if auto_marker and not _contains_marker_placeholder(body):
+        body = insert_marker(body, marker)  # type: ignore[arg-type]
+    body = _substitute(body, replace)
+    encoded = pad_body(body, spec["pad_to_bytes"]) if "pad_to_bytes" in spec else encode(body)
+    return SentRequest(method, url, headers, encoded, body)

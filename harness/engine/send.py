@@ -1,0 +1,144 @@
+"""Sending: the rendered request to the gateway, waiting for the whole answer within the rule's time, and the
+exchange collected (both sides, the `then` steps, the gateway key redacted)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from harness.engine import listener as listener_mod
+from harness.engine import steps as steps_mod
+from harness.engine.render import encode, new_marker, render_request, upstream_plan
+from harness.engine.target import Target, uses_nonstream_timeout
+from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
+from harness.redact import redact_bytes, redact_call, redact_headers
+from harness.replay.client import ReplayClient
+from harness.spec.model import Rule
+
+MAX_BODY_BYTES = 16 * 1024 * 1024  # read at most this much of an answer; more is reported as truncated
+
+
+def rule_wait(rule: Rule, target: Target) -> float:
+    """How long to wait for the gateway's answer: the rule timeout, plus the declared non-streaming limit for
+    a rule whose upstream stays silent past it (so `--nonstream-timeout 590` needs no `--rule-timeout`)."""
+    if uses_nonstream_timeout(rule.upstream) and target.nonstream_timeout is not None:
+        return target.rule_timeout + target.nonstream_timeout
+    return target.rule_timeout
+
+
+def send(client: httpx.Client, request: SentRequest, timeout: float) -> ReceivedResponse:
+    """Send and read the whole answer within `timeout` seconds overall; never raises for gateway faults."""
+    started = time.monotonic()
+    deadline = started + timeout
+    status: int | None = None
+    headers: dict[str, str] = {}
+    chunks: list[bytes] = []
+    received = 0
+    error: str | None = None
+    truncated = False
+    try:
+        with client.stream(
+            request.method,
+            request.url,
+            headers=request.headers,
+            content=request.body if request.body or request.method == "POST" else None,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        ) as response:
+            status = response.status_code
+            headers = _join_headers(response.headers.multi_items())
+            for chunk in response.iter_raw():
+                chunks.append(chunk)
+                received += len(chunk)
+                if received > MAX_BODY_BYTES:
+                    truncated = True
+                    break
+                if time.monotonic() > deadline:
+                    error = f"no complete answer within the rule timeout of {timeout:g}s"
+                    break
+    except httpx.TimeoutException as exc:
+        error = f"timed out after {time.monotonic() - started:.1f}s ({type(exc).__name__}; rule timeout {timeout:g}s)"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return ReceivedResponse(
+        status=status,
+        headers=headers,
+        raw=b"".join(chunks),
+        transport_error=error,
+        elapsed=time.monotonic() - started,
+        truncated=truncated,
+    )
+
+
+def _join_headers(items: Sequence[tuple[str, str]]) -> dict[str, str]:
+    joined: dict[str, str] = {}
+    for name, value in items:
+        key = name.lower()
+        joined[key] = f"{joined[key]}, {value}" if key in joined else value
+    return joined
+
+
+def exchange_once(
+    rule: Rule,
+    variant: Mapping[str, Any],
+    target: Target,
+    client: httpx.Client,
+    replay: ReplayClient | None,
+    steps: Sequence[Mapping[str, Any]] = (),
+) -> Exchange:
+    """Send the rule's request (and its `then` steps, same marker) and collect both sides of each."""
+    marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
+    if replay is not None and marker is not None:
+        replay.register(marker, rule.id, upstream_plan(rule.upstream, target))
+    try:
+        with listener_mod.listening(rule.request) as listener:  # `${listener_url}`: the harness's own socket
+            rendered = render_request(rule, variant, target, marker)
+            if listener is not None:
+                body = rendered.body.replace(listener_mod.LISTENER_REF.encode(), listener.url.encode())
+                rendered = dataclasses.replace(
+                    rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
+                )
+            response = send(client, rendered, rule_wait(rule, target))
+        upstream = replay.calls(marker) if replay is not None and marker is not None else None
+        first = _exchange(rule, variant, target, rendered, response, upstream, marker, listener)
+        followed = []
+        for step in steps:  # `then`: the first rendered request again, with the step's changes merged in
+            time.sleep(float(step.get("delay") or 0))
+            headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
+            again = dataclasses.replace(rendered, headers=headers, json=body_json, body=encode(body_json))
+            answer = send(client, again, rule_wait(rule, target))
+            calls = replay.calls(marker) if replay is not None and marker is not None else None
+            followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
+    finally:
+        if replay is not None and marker is not None:
+            replay.forget(marker)
+    return dataclasses.replace(first, steps=tuple(followed)) if followed else first
+
+
+def _exchange(
+    rule: Rule,
+    variant: Mapping[str, Any],
+    target: Target,
+    rendered: SentRequest,
+    response: ReceivedResponse,
+    upstream: tuple[UpstreamCall, ...] | None,
+    marker: str | None,
+    listener: Any,
+) -> Exchange:
+    """The evidence of one request: the gateway key redacted everywhere (reports are shared)."""
+    key = target.gateway_key
+    return Exchange(
+        rule_id=rule.id,
+        variant=dict(variant),
+        request=dataclasses.replace(rendered, headers=redact_headers(rendered.headers, key)),
+        response=dataclasses.replace(
+            response, headers=redact_headers(response.headers, key), raw=redact_bytes(response.raw, key)
+        ),
+        upstream=None if upstream is None else tuple(redact_call(call, key) for call in upstream),
+        marker=marker,
+        models={k: v for k, v in target.models.items() if v},
+        listener=listener.record() if listener is not None else None,
+    )
