@@ -426,7 +426,8 @@ def _run(args: argparse.Namespace) -> int:
             print(_summary(run), flush=True)
             print(f"results: {_write(run, out_dir, args, replay_url, args.gateway_url)}", flush=True)
     else:
-        from harness.orchestrate import profiles_with_rules, reference_gateway
+        from harness.orchestrate.child import profiles_with_rules
+        from harness.orchestrate.embedded import reference_gateway
 
         launch = reference_gateway
         key = secrets.token_urlsafe(24)

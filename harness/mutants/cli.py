@@ -52,7 +52,7 @@ BASE_FEATURES = ("loopback-downloads",)
 def base_features(args: argparse.Namespace) -> frozenset[str]:
     """The features the run declares: the embedded gateway's own (as certify declares them), or BASE_FEATURES
     for another gateway, plus --feature."""
-    from harness.orchestrate import embedded
+    from harness.orchestrate.embedded import embedded
 
     declared = BASE_FEATURES if args.gateway_url else embedded(args.profile).features
     return frozenset(declared) | frozenset(args.feature)
@@ -194,7 +194,7 @@ def rig(
     mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
     from harness.engine.target import KEEPALIVE_SILENCE_DEFAULT
-    from harness.orchestrate import embedded, reference_gateway
+    from harness.orchestrate.embedded import embedded, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay import ReplayServer
 

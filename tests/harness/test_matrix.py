@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-import harness.orchestrate
+import harness.orchestrate.matrix
 from harness.cli import main as cli_main
-from harness.orchestrate import run_matrix
+from harness.orchestrate.matrix import run_matrix
 from harness.report.matrix import NOT_RUN, Column, matrix_html, matrix_markdown, matrix_rows
 from tests.harness.test_report import _document, _result
 
@@ -101,20 +101,20 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
     @contextlib.contextmanager
     def fake_reference(profile: str, upstream: str, key: str, log: Path) -> Iterator[str]:
         if profile != "ezat":
-            raise harness.orchestrate.HarnessFailure(
+            raise harness.orchestrate.matrix.HarnessFailure(
                 f"the reference gateway exited with code 2:\nunknown profile {profile}"
             )
         yield f"http://127.0.0.1:9/{profile}/v1"
 
     def fake_run_pytest(
-        run: harness.orchestrate.Run, out_dir: Path, key: str | None, extra: list[str]
+        run: harness.orchestrate.matrix.Run, out_dir: Path, key: str | None, extra: list[str]
     ) -> dict[str, Any]:
         runs.append((run.gateway_url, run.profile, list(extra)))
         return _document([_result("ezat/refuse/n", "PASS")])
 
-    monkeypatch.setattr(harness.orchestrate, "reference_gateway", fake_reference)
-    monkeypatch.setattr(harness.orchestrate, "run_pytest", fake_run_pytest)
-    monkeypatch.setattr(harness.orchestrate, "profiles_with_rules", lambda: ["ezat"])
+    monkeypatch.setattr(harness.orchestrate.matrix, "reference_gateway", fake_reference)
+    monkeypatch.setattr(harness.orchestrate.matrix, "run_pytest", fake_run_pytest)
+    monkeypatch.setattr(harness.orchestrate.matrix, "profiles_with_rules", lambda: ["ezat"])
     columns = run_matrix(tmp_path, ["ezat", "lyrouter"], rules=["ezat/refuse/*"])
     # The reference column states what the embedded gateway was started with (keep-alive silence, limit).
     assert runs == [

@@ -345,7 +345,7 @@ def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: st
     import argparse
 
     from harness.mutants.cli import BASE_FEATURES, base_features
-    from harness.orchestrate import embedded, embedded_args, embedded_features
+    from harness.orchestrate.embedded import embedded, embedded_args, embedded_features
 
     declared = embedded(profile)
     args = argparse.Namespace(gateway_url=None, profile=profile, feature=["slow"])

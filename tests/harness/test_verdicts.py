@@ -11,12 +11,12 @@ from pathlib import Path
 import httpcore  # noqa: F401  (see test_plugin.py: keep the harness's exception classes the same objects)
 import pytest
 
-import harness.items  # noqa: F401
+import harness.plugin.items  # noqa: F401
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.orchestrate import Run, run_pytest
+from harness.orchestrate.child import Run, run_pytest
+from harness.orchestrate.preflight import Answer, diagnose
 from harness.outcomes import EXIT_CONFIG
-from harness.preflight import Answer, diagnose
 from harness.replay import ReplayServer
 from tests.harness.test_plugin import CASSETTES, RULES
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
@@ -289,8 +289,8 @@ def test_harness_error_reason_in_terminal_junit_and_certificate(
 
 
 def test_embedded_rerun_line_starts_what_it_needs() -> None:
-    from harness.certify import target_rerun
-    from harness.orchestrate import rerun_line
+    from harness.orchestrate.certify import target_rerun
+    from harness.orchestrate.child import rerun_line
 
     extra = ["--rule", "ezat/finish/*", "--rule-timeout", "5.0", "-n", "2", "--strict-rules"]
     assert rerun_line(["gateway-conformance", "certify", "--profile", "ezat"], extra) == (
@@ -488,7 +488,7 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
 
 def test_certify_accepts_the_plugins_options() -> None:
     from harness.cli import build_parser
-    from harness.options import OPTIONS
+    from harness.orchestrate.options import OPTIONS
 
     for option in OPTIONS:
         if option.use == "plugin":

@@ -1,12 +1,13 @@
 """The plugin's options, declared once: the pytest plugin adds them all, and `certify` accepts those that
-make sense for it (with the same help) and passes them on to each child pytest run."""
+make sense for it (with the same help) and passes them on to each child pytest run (harness/orchestrate/
+config.py's RunConfig holds their values and renders them). Here, not in harness/plugin/: the CLI reads this
+table, and importing harness.plugin imports pytest."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from harness.outcomes import KEY_ENV
@@ -244,22 +245,3 @@ def add_certify_options(parser: argparse.ArgumentParser) -> None:
         flags = kwargs.pop("flags", opt.flags)
         kwargs["dest"] = opt.dest
         parser.add_argument(*flags, **kwargs)
-
-
-def forwarded_args(args: argparse.Namespace) -> list[str]:
-    """The child pytest's arguments for the forwarded options the user set."""
-    out: list[str] = []
-    for opt in OPTIONS:
-        if opt.use != "forward":
-            continue
-        value = getattr(args, opt.dest, None)
-        default = opt.kwargs.get("default")
-        if value is None or value == default or value is False:
-            continue
-        flag = opt.flags[0]
-        if value is True:
-            out.append(flag)
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            out += [flag, str(Path(item).resolve()) if opt.path else str(item)]
-    return out

@@ -15,7 +15,7 @@ from harness.engine.target import not_applicable_reason
 from harness.selection import run_variants
 
 if TYPE_CHECKING:
-    from harness.plugin import SessionState
+    from harness.plugin.state import SessionState
     from harness.spec import Rule
 
 

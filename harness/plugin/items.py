@@ -12,14 +12,14 @@ from harness.engine.target import Outcome
 from harness.evidence import failure_text, result_json
 from harness.expectations import apply
 from harness.outcomes import variant_label
+from harness.plugin.state import STATE_KEY
 from harness.selection import selected, variants
 from harness.spec import Rule, SpecError, load_rule_file
 
 if TYPE_CHECKING:
-    from harness.plugin import SessionState
+    from harness.plugin.state import SessionState
 
 OUTCOME_KEY = pytest.StashKey[Outcome]()
-STATE_KEY = pytest.StashKey["SessionState"]()
 FINAL_KEY = pytest.StashKey[tuple[str, Any]]()
 
 
@@ -64,7 +64,7 @@ class RuleItem(pytest.Item):
 
     def runtest(self) -> None:
         state: SessionState = self.config.stash[STATE_KEY]
-        budget = getattr(self, "over_budget", None)  # live cost guard (harness/live_plugin.py)
+        budget = getattr(self, "over_budget", None)  # live cost guard (harness/plugin/live.py)
         if budget:
             outcome = Outcome(self.rule.id, self.variant, "SKIP", reason=budget)
         else:

@@ -12,18 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import orchestrate
 from harness.errors import ConfigError, HarnessFailure
-from harness.options import forwarded_args
-from harness.orchestrate import (
-    Run,
-    embedded_args,
-    embedded_features,
-    reference_gateway,
-    replay_for_target,
-    rerun_line,
-    run_pytest,
-)
+from harness.orchestrate import child
+from harness.orchestrate.child import Run, replay_for_target, rerun_line, run_pytest
+from harness.orchestrate.config import RunConfig
+from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
 from harness.outcomes import KEY_ENV, exit_code
 
 VERDICT_LINE = {
@@ -40,13 +33,13 @@ def certify(args: argparse.Namespace) -> int:
     from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
-    if args.specs_dir and not Path(args.specs_dir).is_dir():
-        raise ConfigError(f"--specs-dir {args.specs_dir}: no such directory")
+    config = RunConfig.from_options(args)
+    config.check()  # what the plugin refuses too, before any server starts
     root = specs_root(args.specs_dir)
     known = available_profiles(root)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-report") / stamp).resolve()
-    extra = forwarded_args(args) + (["-n", str(args.workers)] if args.workers else [])
+    extra = config.forwarded_args() + (["-n", str(args.workers)] if args.workers else [])
     if args.expectations and not Path(args.expectations).is_file():
         raise ConfigError(f"--expectations {args.expectations}: no such file")
     if args.gateway_url:
@@ -72,10 +65,10 @@ def _certify_gateway(
         raise ConfigError(f"unknown profile {args.profile[0]!r} (known: {', '.join(known)})")
     if args.model_map and not Path(args.model_map).is_file():
         raise ConfigError(f"--model-map {args.model_map}: no such file")
-    orchestrate.check_profile_config(
+    child.check_profile_config(
         args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
     )
-    orchestrate.selected_profiles(args.profile, args.rule, root)
+    child.selected_profiles(args.profile, args.rule, root)
     run = Run(
         profile=args.profile[0],
         gateway_url=args.gateway_url,
@@ -86,7 +79,7 @@ def _certify_gateway(
         upstream=args.upstream,
     )
     key = args.gateway_key or os.environ.get(KEY_ENV)
-    with orchestrate.fresh_output(report_dir):
+    with child.fresh_output(report_dir):
         return certify_target(run, key=key, replay_port=args.replay_port, report_dir=report_dir, extra=extra)
 
 
@@ -100,19 +93,19 @@ def _certify_reference(
         )
     if args.model_map:
         raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
-    profiles = args.profile or orchestrate.profiles_with_rules()
+    profiles = args.profile or child.profiles_with_rules()
     unknown = [p for p in profiles if p not in known]
     if unknown:
         raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
     if not profiles:
         raise HarnessFailure("no profile has rules to run")
     for profile in profiles:
-        orchestrate.check_profile_config(profile, expectations=args.expectations)
-    selected = orchestrate.selected_profiles(profiles, args.rule)
+        child.check_profile_config(profile, expectations=args.expectations)
+    selected = child.selected_profiles(profiles, args.rule)
     for profile in profiles:
         if profile not in selected:
             print(f"profile {profile}: no rule matches --rule {' '.join(args.rule)}; not run")
-    with orchestrate.fresh_output(report_dir):
+    with child.fresh_output(report_dir):
         return certify_embedded(
             selected,
             features=args.feature,
@@ -141,8 +134,8 @@ def certify_target(
     run: Run, *, key: str | None, replay_port: int | None, report_dir: Path, extra: Sequence[str]
 ) -> dict[str, Any]:
     """Certify the user's gateway: one profile, the replay upstream served or given (or live)."""
+    from harness.orchestrate.preflight import preflight
     from harness.paths import specs_root
-    from harness.preflight import preflight
     from harness.spec import load_profile
 
     base_path = load_profile(run.profile, specs_root(_specs_dir_of(extra))).base_path

@@ -1,0 +1,35 @@
+"""`certify`: its arguments (the plugin options it accepts, shared with the plugin) and the call into
+harness/orchestrate/certify.py."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.orchestrate.options import add_certify_options
+
+
+def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = sub.add_parser(
+        "certify",
+        help="run the rules and write a report (default: the embedded reference gateway, every profile)",
+        description="Run the rules and write a report folder (results.json, junit.xml, summary.md, "
+        "certificate.html, badge.svg). Without --gateway-url: the embedded reference gateway, every profile.",
+    )
+    add_certify_options(c)
+    c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
+    c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
+    c.add_argument(
+        "--fuzz-examples",
+        type=int,
+        default=40,
+        metavar="N",
+        help="embedded run: also send N hostile requests to each profile's gateway (fixed seed; its "
+        "`robustness` area; 0: none; default 40; not with --rule). `gateway-conformance fuzz` runs more.",
+    )
+    c.set_defaults(func=certify)
+
+
+def certify(args: argparse.Namespace) -> int:
+    from harness.orchestrate.certify import certify as run_certify
+
+    return run_certify(args)

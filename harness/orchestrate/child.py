@@ -1,0 +1,229 @@
+"""One profile's catalog in a child pytest run with the plugin, the replay upstream it needs, and the command
+that reruns one rule once this run's servers are gone."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, HarnessFailure
+from harness.outcomes import KEY_ENV
+
+
+@dataclass(frozen=True)
+class Run:
+    """One profile certified against one gateway."""
+
+    profile: str
+    gateway_url: str
+    description: str
+    replay_url: str | None
+    features: tuple[str, ...]
+    model_map: str | None = None
+    upstream: str = "replay"
+    rerun_base: str | None = None  # what a rule's rerun line starts with, when the run's servers stop with it
+
+
+def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -> dict[str, Any]:
+    """Run one profile's catalog with the plugin in a child pytest; return its results document."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ini = out_dir / "pytest.ini"
+    # An empty ini of our own: the user's (or this repo's) pytest configuration must not leak in.
+    ini.write_text("[pytest]\n", encoding="utf-8")
+    results = out_dir / "results.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(out_dir),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--no-header",
+        "-rN",
+        "--gateway-url",
+        run.gateway_url,
+        "--profile",
+        run.profile,
+        "--report-json",
+        str(results),
+        "--junitxml",
+        str(out_dir / "junit.xml"),
+        "-o",
+        "junit_family=xunit2",
+        "-o",
+        f"junit_suite_name=gateway-conformance-{run.profile}",
+    ]
+    if run.upstream == "live":
+        cmd += ["--upstream", "live"]
+    elif run.replay_url:
+        cmd += ["--replay-url", run.replay_url]
+    if run.model_map:
+        cmd += ["--model-map", run.model_map]
+    for feature in run.features:
+        cmd += ["--feature", feature]
+    if run.rerun_base:
+        cmd += ["--rerun-base", run.rerun_base]
+    cmd += list(extra)
+    env = dict(os.environ)
+    env.pop(KEY_ENV, None)
+    if key:
+        env[KEY_ENV] = key
+    # stderr is read here: a configuration error is the child's one line, not "pytest could not run".
+    proc = subprocess.run(cmd, env=env, check=False, stderr=subprocess.PIPE)
+    stderr = proc.stderr.decode("utf-8", errors="replace")
+    usage = child_usage_error(proc.returncode, stderr)
+    if usage is not None:
+        raise ConfigError(usage)
+    if stderr:
+        sys.stderr.write(stderr)
+        sys.stderr.flush()
+    if proc.returncode in (3, 4) or not results.is_file():
+        tail = " … ".join(line.strip() for line in stderr.strip().splitlines()[-3:])
+        raise HarnessFailure(
+            f"pytest could not run the {run.profile} catalog (exit {proc.returncode})"
+            + (f": {tail}" if tail else "")
+        )
+    document: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
+    document["target"]["description"] = run.description
+    results.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return document
+
+
+def child_usage_error(returncode: int, stderr: str) -> str | None:
+    """The configuration error a child pytest reported (exit 3 from the plugin, 4 from pytest), or None.
+
+    Both print `ERROR: <message>` lines; an internal error (also exit 3) prints a traceback instead.
+    """
+    if returncode not in (3, 4):
+        return None
+    messages = [line[len("ERROR: ") :].strip() for line in stderr.splitlines() if line.startswith("ERROR: ")]
+    return "; ".join(m for m in messages if m) or None
+
+
+def profiles_with_rules(root: Path | None = None) -> list[str]:
+    from harness.paths import specs_root
+    from harness.selection import rule_files
+    from harness.spec.loader import available_profiles
+
+    base = root or specs_root()
+    return [p for p in available_profiles(base) if any(rule_files(base / p))]
+
+
+def check_profile_config(
+    profile: str,
+    *,
+    root: Path | None = None,
+    model_map: str | None = None,
+    expectations: str | None = None,
+) -> None:
+    """What the child pytest would refuse, found before anything starts: the profile, model map, expectations."""
+    from harness.modelmap import load_model_map
+    from harness.paths import specs_root
+    from harness.spec import load_profile
+
+    loaded = load_profile(profile, specs_root(root))
+    load_model_map(model_map, loaded)
+    if expectations:
+        from harness.expectations import load_expectations
+
+        load_expectations(Path(expectations), profile)
+
+
+def selected_profiles(
+    profiles: Sequence[str], patterns: Sequence[str], root: Path | None = None
+) -> list[str]:
+    """The profiles in which the `--rule` patterns select something (every pattern must match somewhere)."""
+    from harness.paths import specs_root
+    from harness.selection import profile_rules, select_profiles
+
+    base = specs_root(root)
+    catalogs = {p: profile_rules([base / p], p) for p in profiles}
+    if any(rules is None for rules in catalogs.values()):
+        return list(profiles)  # a rule file that does not load: the child run reports it
+    return select_profiles({p: rules or [] for p, rules in catalogs.items()}, patterns)
+
+
+@contextlib.contextmanager
+def fresh_output(directory: Path) -> Iterator[None]:
+    """On a configuration error, remove what this run created under `directory`: no half report folder."""
+    existed = directory.exists()
+    before = set(directory.iterdir()) if existed else set()
+    try:
+        yield
+    except ConfigError:
+        import shutil
+
+        if not existed:
+            shutil.rmtree(directory, ignore_errors=True)
+        elif directory.is_dir():
+            for path in set(directory.iterdir()) - before:
+                shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def replay_upstream(port: int | None = None, url: str | None = None) -> Iterator[str]:
+    """The replay upstream to use: the one at `url`, or one served here on 127.0.0.1:`port` (0/None: free)."""
+    if url:
+        yield url.rstrip("/")
+        return
+    from harness.paths import cassettes_dir
+    from harness.replay import ReplayServer
+
+    server = ReplayServer(cassettes_dir(), port=port or 0)
+    try:
+        server.start()
+    except OSError as exc:
+        raise ConfigError(f"--replay-port {port}: {exc}") from exc
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def replay_for_target(upstream: str, replay_port: int | None, replay_url: str | None) -> Iterator[str | None]:
+    if upstream == "live":
+        yield None
+        return
+    if not replay_url and replay_port is None:
+        raise ConfigError(
+            "certifying your own gateway in replay mode needs --replay-port P (the harness serves the "
+            "replay upstream on 127.0.0.1:P; point your gateway's Anthropic base URL there) or "
+            "--replay-url URL, or --upstream live"
+        )
+    with replay_upstream(replay_port, replay_url) as url:
+        yield url
+
+
+def rerun_line(head: Sequence[str], extra: Sequence[str] = (), key: bool = False) -> str:
+    """A command that reruns a rule by itself once this run's servers are gone (the plugin appends --rule ID).
+
+    `extra`: the forwarded options, kept except the selection (--rule) and output-only ones; the key, if any,
+    by reference to its variable, never its value.
+    """
+    import shlex
+
+    kept: list[str] = []
+    skip_next = False
+    for i, arg in enumerate(extra):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg in ("--rule", "-n", "--write-expectations", "--rerun-base"):
+            skip_next = i + 1 < len(extra)
+            continue
+        kept.append(arg)
+    prefix = f'{KEY_ENV}="${KEY_ENV}" ' if key else ""
+    return prefix + " ".join(shlex.quote(part) for part in [*head, *kept])

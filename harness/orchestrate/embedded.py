@@ -1,0 +1,157 @@
+"""The embedded reference gateway: started as a child process on a free loopback port, and what the rules are
+told about it (its features, keep-alive silence and non-streaming limit) — one declaration that certify,
+matrix and mutants all read."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessFailure
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# What the embedded reference gateway is started with, per profile, declared to the rules as features:
+# it may fetch images from the harness's loopback file server; its lyrouter workspace has a Default Model.
+EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
+    "ezat": ("loopback-downloads",),
+    "lyrouter": ("loopback-downloads", "workspace-default-model"),
+    "relay": ("loopback-downloads", "response-cache", "max-image-bytes-default"),
+}
+# What the embedded reference gateway is started with beyond the common options, per profile: relay's
+# response cache on (its rules need `response-cache`), its state in a file of this run's report folder.
+EMBEDDED_OPTIONS: dict[str, tuple[str, ...]] = {"relay": ("--cache-ttl-seconds", "300")}
+# EZAT's 590-second limit on a non-streaming request, shortened: the embedded reference gateway gives up after
+# 3 s (`--upstream-timeout`) and the rules are told so (`--nonstream-timeout`), so the 504 rule runs in every
+# certify in seconds. Only ezat's catalog has rules on that limit.
+EMBEDDED_NONSTREAM_TIMEOUT: dict[str, float] = {"ezat": 3.0}
+
+
+# The embedded reference gateway pings after 1 s of silence (`--ping-interval`), so the keep-alive rule is
+# told a 2 s silence (`--keepalive-silence`) instead of the 25 s it waits for a gateway that declares nothing.
+EMBEDDED_PING_INTERVAL = 1.0
+EMBEDDED_KEEPALIVE_SILENCE = 2.0
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """What the rules are told about the embedded reference gateway of one profile: the one declaration that
+    certify, matrix and mutants all read (so a mutants baseline judges the gateway certify judges)."""
+
+    profile: str
+    features: tuple[str, ...]
+    keepalive_silence: float
+    nonstream_timeout: float | None
+
+    def plugin_args(self) -> list[str]:
+        """The plugin arguments that state its keep-alive silence and, where the profile has one, its
+        non-streaming limit."""
+        args = ["--keepalive-silence", f"{self.keepalive_silence:g}"]
+        limit = self.nonstream_timeout
+        return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
+
+
+def embedded(profile: str) -> Embedded:
+    return Embedded(
+        profile=profile,
+        features=EMBEDDED_FEATURES.get(profile, ("loopback-downloads",)),
+        keepalive_silence=EMBEDDED_KEEPALIVE_SILENCE,
+        nonstream_timeout=EMBEDDED_NONSTREAM_TIMEOUT.get(profile),
+    )
+
+
+def embedded_args(profile: str) -> list[str]:
+    return embedded(profile).plugin_args()
+
+
+def embedded_features(profile: str) -> tuple[str, ...]:
+    return embedded(profile).features
+
+
+@contextlib.contextmanager
+def reference_gateway(profile: str, upstream_url: str, key: str, log: Path) -> Iterator[str]:
+    """Start `python -m reference_gateway` on a free loopback port; yield its OpenAI base URL; stop it."""
+    port = free_port()
+    env = {**os.environ, "REFERENCE_GATEWAY_API_KEYS": key, "ANTHROPIC_API_KEY": "gc-replay-upstream-key"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "reference_gateway",
+        "--profile",
+        profile,
+        "--upstream-url",
+        upstream_url,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--allow-image-host",
+        "127.0.0.1",
+        *EMBEDDED_OPTIONS.get(profile, ()),
+        "--ping-interval",
+        f"{EMBEDDED_PING_INTERVAL:g}",
+    ]
+    limit = embedded(profile).nonstream_timeout
+    if limit is not None:
+        cmd += ["--upstream-timeout", f"{limit:g}"]
+    if profile == "relay":
+        cmd += ["--state-url", f"sqlite:///{log.parent / 'relay-state.sqlite'}"]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            _wait_healthy(f"http://127.0.0.1:{port}/healthz", proc, log)
+            yield f"http://127.0.0.1:{port}/openai/v1"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise HarnessFailure(f"the reference gateway exited with code {proc.returncode}:\n{tail}")
+        try:
+            if httpx.get(url, timeout=1.0, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise HarnessFailure(
+        f"the reference gateway did not become healthy at {url} within {timeout:g}s (log: {log})"
+    )
+
+
+def reference_model_map(gateway_profile: str, catalog: str) -> str | None:
+    """The reference gateway's own ids for another catalog's model roles (`reference_gateway/model_maps/`).
+
+    Found on disk next to the gateway package, never imported: the harness judges it over HTTP only.
+    """
+    spec = importlib.util.find_spec("reference_gateway")
+    if gateway_profile == catalog or spec is None or not spec.submodule_search_locations:
+        return None
+    path = (
+        Path(next(iter(spec.submodule_search_locations))) / "model_maps" / gateway_profile / f"{catalog}.yaml"
+    )
+    return str(path) if path.is_file() else None

@@ -1,0 +1,178 @@
+"""A conformance run set up from its options (pytest_configure): the options checked, the model map and
+expectations loaded, the replay upstream served or found, the gateway probed, the session's hooks registered.
+Bad configuration is a pytest.UsageError: exit 3 with its one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from harness.outcomes import KEY_ENV
+from harness.plugin.state import SessionState, is_worker
+
+if TYPE_CHECKING:
+    from harness.spec import Profile
+
+
+def configure(config: pytest.Config) -> None:
+    if not config.getoption("gateway_url", None):
+        return
+    from harness.engine.target import Target
+    from harness.paths import specs_root
+    from harness.plugin.session import ConformanceRun
+    from harness.plugin.state import STATE_KEY
+
+    opt = config.option
+    root = specs_root(opt.specs_dir)
+    profile = _check_options(opt, root)
+    models = _load_model_map(opt.model_map, profile)
+    expectations = _load_expectations(opt.expectations, profile.name)
+    # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(root / profile.name)]
+    if not is_worker(config):
+        _check_selection(config, profile.name)
+    replay_url, server = _start_replay(config)
+    target = Target(
+        gateway_url=opt.gateway_url,
+        gateway_key=opt.gateway_key or os.environ.get(KEY_ENV) or None,
+        models=models,
+        features=frozenset(opt.feature),
+        upstream_mode=opt.upstream,
+        replay_url=replay_url,
+        rule_timeout=opt.rule_timeout,
+        strict=opt.gc_strict,
+        repeat=opt.repeat,
+        keepalive_silence=opt.keepalive_silence,
+        nonstream_timeout=opt.nonstream_timeout,
+    )
+    state = SessionState(
+        target=target,
+        profile=profile,
+        rule_patterns=list(opt.rule),
+        rerun_base=_rerun_base(config),
+        replay_server=server,
+        expectations=expectations,
+    )
+    if not is_worker(config):
+        try:
+            _probe(replay_url, opt.gateway_url, target.gateway_key, profile.base_path)
+        except pytest.UsageError:
+            state.close()
+            raise
+    state.specs_root = root
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
+
+
+def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]:
+    from harness.modelmap import ModelMapError, load_model_map
+
+    try:
+        return load_model_map(path, profile)
+    except ModelMapError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def _rerun_base(config: pytest.Config) -> str:
+    from harness.orchestrate.config import RunConfig
+
+    return RunConfig.from_options(config.option).pytest_rerun()
+
+
+def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
+    """The replay upstream URL: given, served here, or handed down by the xdist controller."""
+    opt = config.option
+    if opt.upstream == "live":
+        return None, None  # live mode never contacts a replay upstream (the provider is not scripted)
+    if is_worker(config):
+        return config.workerinput["gc_replay_url"], None  # type: ignore[attr-defined]
+    if opt.replay_url:
+        return opt.replay_url.rstrip("/"), None
+    if opt.replay_port is None:
+        raise pytest.UsageError(
+            "--upstream replay needs the replay upstream your gateway talks to: pass --replay-port P "
+            "(served here on 127.0.0.1:P; point the gateway's Anthropic base URL at http://127.0.0.1:P) or "
+            "--replay-url URL (one you run with `gateway-conformance serve-upstream`); or use --upstream live."
+        )
+    from harness.paths import cassettes_dir
+    from harness.replay import ReplayServer
+
+    try:
+        server = ReplayServer(cassettes_dir(), port=opt.replay_port)
+        server.start()
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--replay-port {opt.replay_port}: cannot serve the replay upstream: {exc}"
+        ) from exc
+    return server.url, server
+
+
+def _check_options(opt: Any, root: Path) -> Profile:
+    """The options that need no I/O beyond reading the profile: a UsageError (exit 3) for each mistake."""
+    from harness.errors import ConfigError
+    from harness.orchestrate.config import RunConfig
+    from harness.spec import SpecError, load_profile
+
+    if not opt.profile:
+        raise pytest.UsageError(
+            "--gateway-url needs --profile NAME (which gateway's documented rules to run)"
+        )
+    try:  # the checks certify makes too: one RunConfig owns them
+        RunConfig.from_options(opt).check()
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    try:
+        profile = load_profile(opt.profile, root)
+    except SpecError as exc:
+        raise pytest.UsageError(f"--profile {opt.profile}: {exc.problem}") from exc
+    return profile
+
+
+def _load_expectations(path: str | None, profile: str) -> Any:
+    if not path:
+        return None
+    from harness.expectations import ExpectationsError, load_expectations
+
+    try:
+        return load_expectations(Path(path), profile)
+    except ExpectationsError as exc:
+        raise pytest.UsageError(f"--expectations: {exc}") from exc
+
+
+def _probe(replay_url: str | None, gateway_url: str, key: str | None, base_path: str | None) -> None:
+    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not)."""
+    from harness.orchestrate.preflight import PreflightError, preflight
+    from harness.replay.client import ReplayClient, ReplayError
+
+    if replay_url:
+        probe = ReplayClient(replay_url)
+        try:
+            probe.health()
+        except ReplayError as exc:
+            raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
+        finally:
+            probe.close()
+    try:
+        preflight(gateway_url, key, base_path)
+    except PreflightError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def _check_selection(config: pytest.Config, profile: str) -> None:
+    """An empty selection is bad configuration: exit 3 naming the patterns, before anything starts."""
+    from harness.selection import EmptySelection, check_selection, profile_rules
+
+    paths = [Path(a) for a in config.args]
+    if not all(p.exists() for p in paths):  # node ids (file::name) or -k: pytest selects, not us
+        return
+    rules = profile_rules(paths, profile)
+    if rules is None:  # a rule file that does not load: the collection error says which
+        return
+    try:
+        check_selection(rules, config.option.rule, profile)
+    except EmptySelection as exc:
+        raise pytest.UsageError(str(exc)) from exc
