@@ -56,7 +56,7 @@ CHECKS.update(
         "elapsed": _listener.check_elapsed,
         "provider_accepts": _upstream.check_provider_accepts,
         "upstream_path": _upstream.check_upstream_path,
-        **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/live.py)
+        **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/engine/live.py)
     }
 )
 

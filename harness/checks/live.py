@@ -1,5 +1,5 @@
 """Live forms: structural checks that hold for any honest answer, for expectations that refer to the scripted
-answer of the replay upstream (which a real model never gives). Run only in live mode (harness/live.py names
+answer of the replay upstream (which a real model never gives). Run only in live mode (harness/engine/live.py names
 them `live_*` in the live expectations; registered in harness/checks/__init__.py); pure like every check.
 """
 

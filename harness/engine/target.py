@@ -54,13 +54,13 @@ class Outcome:
     exchange: Exchange | None = None
     duration: float = 0.0
     diagnostics: tuple[Mapping[str, Any], ...] = ()
-    live: Mapping[str, Any] | None = None  # live mode: coverage, repeat and tokens (harness/live.py)
+    live: Mapping[str, Any] | None = None  # live mode: coverage, repeat and tokens (harness/engine/live.py)
 
 
 def not_applicable_reason(rule: Rule, target: Target) -> str | None:
     """Why a rule cannot be judged against this target, or None when it can.
 
-    Live mode decides per expectation (harness/live.py), so `needs.replay` does not skip a rule there.
+    Live mode decides per expectation (harness/engine/live.py), so `needs.replay` does not skip a rule there.
     """
     if _uses_images_url(rule.request) and not target.replay_url:
         return "needs the harness's loopback file server (only available with the replay upstream)"

@@ -170,7 +170,7 @@ def test_gateway_url_for(path: str, url: str) -> None:
 @pytest.mark.parametrize(
     ("needs", "target_changes", "reason"),
     [
-        # live mode decides per expectation (harness/live.py): needing the replay upstream skips nothing
+        # live mode decides per expectation (harness/engine/live.py): needing the replay upstream skips nothing
         (Needs(True, frozenset(), frozenset(), frozenset()), {"upstream_mode": "live"}, None),
         (Needs(False, frozenset({"MODEL_SAMPLING"}), frozenset(), frozenset()), {}, "MODEL_SAMPLING"),
         (Needs(False, frozenset(), frozenset({"slow"}), frozenset()), {}, "--feature"),
