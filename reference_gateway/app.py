@@ -34,7 +34,7 @@ from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.images import AllowList, ImageFetcher, ImageLimits, Resolver
 from reference_gateway.models import Catalog, Channel, ModelInfo
-from reference_gateway.profiles import Profile
+from reference_gateway.policy import Profile
 from reference_gateway.translate.openai_passthrough import PassthroughStream, chat_to_openai
 from reference_gateway.translate.request import RequestOptions, Translated, chat_to_anthropic
 from reference_gateway.translate.response import message_to_chat

@@ -23,7 +23,7 @@ from reference_gateway.app import EventStreamResponse, _log_unexpected, _read_bo
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.models import ModelInfo
-from reference_gateway.profiles import Relay
+from reference_gateway.policy import Relay
 from reference_gateway.state import (
     Idempotency,
     ResponseCache,

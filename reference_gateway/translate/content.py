@@ -15,7 +15,7 @@ from typing import Any
 
 from reference_gateway.errors import echo, invalid_request, refused
 from reference_gateway.models import ModelInfo
-from reference_gateway.profiles import Profile
+from reference_gateway.policy import Profile
 
 Block = dict[str, Any]
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reference_gateway.errors import GatewayError, from_upstream
-from reference_gateway.profiles import FinishReason
+from reference_gateway.policy import FinishReason
 from reference_gateway.translate.response import ChatCompletion, ChatMessage, ToolCall, Usage, arguments_json
 
 NewCallId = Callable[[], str]

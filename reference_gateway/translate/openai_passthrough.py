@@ -11,7 +11,7 @@ from typing import Any, Final
 from reference_gateway.errors import GatewayError, server_error
 from reference_gateway.jsonorder import canonical_json_text, compact_dumps
 from reference_gateway.models import Channel, ModelInfo
-from reference_gateway.profiles import Profile, ProviderReasoning
+from reference_gateway.policy import Profile, ProviderReasoning
 from reference_gateway.translate.stream import ServerSentEvent
 
 _NO_CHANGES: Final = ProviderReasoning(frozenset())

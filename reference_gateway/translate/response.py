@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypedDict
 
-from reference_gateway.profiles import FinishReason, Profile
+from reference_gateway.policy import FinishReason, Profile
 
 
 class _CachedTokens(TypedDict):

@@ -10,7 +10,7 @@ from typing import Any, Final, Literal, TypedDict
 
 from reference_gateway import fastjson
 from reference_gateway.errors import ErrorEnvelope, GatewayError, from_upstream, server_error
-from reference_gateway.profiles import FinishReason, Profile
+from reference_gateway.policy import FinishReason, Profile
 from reference_gateway.translate.response import (
     UpstreamUsage,
     Usage,
