@@ -12,7 +12,7 @@ from reference_gateway.errors import GatewayError, server_error
 from reference_gateway.jsonorder import canonical_json_text, compact_dumps
 from reference_gateway.models import Channel, ModelInfo
 from reference_gateway.policy import Profile, ProviderReasoning
-from reference_gateway.translate.stream import ServerSentEvent
+from reference_gateway.translate.stream import ServerSentEvent, StreamItem
 
 _NO_CHANGES: Final = ProviderReasoning(frozenset())
 DONE_EVENT: Final = b"data: [DONE]\n\n"
@@ -101,9 +101,9 @@ def chat_to_openai(
 
 
 class PassthroughStream:
-    """Feed the upstream's SSE events; each call returns the bytes to send. Events pass unchanged (`data:` lines
-    only); `[DONE]` ends the stream. A stream that breaks before `[DONE]` ends with one error event (the profile's
-    stream-error code) and, per the profile, `[DONE]`."""
+    """Feed the upstream's SSE events; each call returns the events' bytes to send. Events pass unchanged
+    (`data:` lines only); `[DONE]` ends the stream. A stream that breaks before `[DONE]` ends with one error
+    event (the profile's stream-error code) and, per the profile, `[DONE]`."""
 
     def __init__(self, profile: Profile) -> None:
         self._profile = profile
@@ -114,7 +114,7 @@ class PassthroughStream:
     def finished(self) -> bool:
         return self._finished
 
-    def feed(self, event: ServerSentEvent) -> list[bytes]:
+    def feed(self, event: ServerSentEvent) -> list[StreamItem]:
         if self._finished:
             return []
         if event.data.strip() == "[DONE]":
@@ -124,19 +124,19 @@ class PassthroughStream:
             self._upstream_error = True  # the upstream's own error event, forwarded as it is
         return [b"data: " + event.data.encode() + b"\n\n"]
 
-    def fail(self, error: GatewayError) -> list[bytes]:
+    def fail(self, error: GatewayError) -> list[StreamItem]:
         if self._finished:
             return []
         self._finished = True
         obj: dict[str, Any] = dict(error.to_object())
         if self._profile.stream_error_code is not None:
             obj["code"] = self._profile.stream_error_code
-        items = [b"data: " + compact_dumps({"error": obj}).encode() + b"\n\n"]
+        items: list[StreamItem] = [b"data: " + compact_dumps({"error": obj}).encode() + b"\n\n"]
         if self._profile.stream_error == "error_then_done":
             items.append(DONE_EVENT)
         return items
 
-    def end_of_stream(self) -> list[bytes]:
+    def end_of_stream(self) -> list[StreamItem]:
         """The upstream closed the stream without `[DONE]`: incomplete, unless it already sent its own error."""
         if self._upstream_error:
             self._finished = True

@@ -10,12 +10,12 @@ import binascii
 import json
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.models import Prices
 from reference_gateway.translate.request import AnthropicRequest
-from reference_gateway.translate.stream import DONE, ServerSentEvent, StreamItem
+from reference_gateway.translate.stream import DONE, ChunkSource, ServerSentEvent, StreamItem
 
 _SERVER_TOOL_PREFIXES = ("web_search_", "web_fetch_")
 _MILLION = Decimal(1_000_000)
@@ -166,19 +166,6 @@ def web_search_report(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------- streams
-
-
-class ChunkSource(Protocol):
-    """A family's stream translator: upstream events in, chunks (and [DONE] or an error envelope) out."""
-
-    @property
-    def finished(self) -> bool: ...
-
-    def feed(self, event: Any) -> list[StreamItem]: ...
-
-    def fail(self, error: GatewayError) -> list[StreamItem]: ...
-
-    def end_of_stream(self) -> list[StreamItem]: ...
 
 
 class OpenAIChunks:

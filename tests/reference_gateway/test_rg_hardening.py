@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from reference_gateway.app import Hooks, create_app
+from reference_gateway.logs import make_safe
 from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     UPSTREAM_KEY,
@@ -56,7 +57,9 @@ class LogLines(logging.Handler):
 
 @pytest.fixture
 def log_lines() -> Iterator[LogLines]:
+    # Made safe as the command line makes its own handler (`logs.configure`): the filter is the handler's.
     handler = LogLines()
+    make_safe(handler)
     loggers = [logging.getLogger(name) for name in ("reference_gateway", "uvicorn", "uvicorn.error")]
     saved = [(lg, lg.level) for lg in loggers]
     for lg in loggers:
@@ -312,8 +315,7 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
     import asyncio
 
     from reference_gateway.errors import GatewayError
-    from reference_gateway.models import Channel
-    from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
+    from reference_gateway.upstream import Endpoint, ErrorStyle, Upstream, UpstreamSettings
 
     sent: list[bytes] = []
 
@@ -328,13 +330,13 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
             style=ErrorStyle(canonical_json=canonical),
         )
         body = {"model": "m", "top_p": value}
-        channel = Channel("openai", "other", "/v1/chat/completions")
+        endpoint = Endpoint("openai", "/v1/chat/completions", {})
         try:
             if stream:
-                async with upstream.stream_raw(body, request_id="r", model="m", channel=channel):
+                async with upstream.stream_raw(endpoint, body, request_id="r", model="m"):
                     pass
             else:
-                await upstream.create_raw(body, request_id="r", model="m", channel=channel)
+                await upstream.call(endpoint, body, request_id="r", model="m")
         finally:
             await upstream.aclose()
 
