@@ -49,9 +49,7 @@ class AnthropicAdapter(FamilyAdapter):
 
     async def complete(self, prepared: Prepared, services: Services) -> Answer:
         call, profile = prepared.call, services.profile
-        reply = await services.upstream.call(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        reply = await self.send(prepared, services)
         message = _checked_message(reply.answer, call.model.id)
         completion: dict[str, Any] = dict(
             message_to_chat(
@@ -68,9 +66,7 @@ class AnthropicAdapter(FamilyAdapter):
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         call = prepared.call
-        context = services.upstream.stream(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        context = self.events(prepared, services)
         stream = StreamContext(
             call.completion_id, call.created, call.model.id, prepared.include_usage, services.profile
         )

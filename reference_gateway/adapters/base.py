@@ -98,3 +98,19 @@ class FamilyAdapter(ABC):
         channel = prepared.call.channel
         headers = {**prepared.headers, **self.auth_headers(services.settings.upstream)}
         return Endpoint(self.family, self.path(channel, stream=prepared.stream), headers)
+
+    async def send(self, prepared: Prepared, services: Services) -> Reply:
+        """The non-streaming call, to this family's endpoint."""
+        call = prepared.call
+        return await services.upstream.call(
+            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
+        )
+
+    def events(
+        self, prepared: Prepared, services: Services, *, decoded: bool = True
+    ) -> AbstractAsyncContextManager[AsyncIterator[Any]]:
+        """The streaming call, not yet entered: its events decoded as JSON objects, or as they came."""
+        call = prepared.call
+        endpoint = self.endpoint(prepared, services)
+        opener = services.upstream.stream if decoded else services.upstream.stream_raw
+        return opener(endpoint, prepared.body, request_id=call.request_id, model=call.model.id)

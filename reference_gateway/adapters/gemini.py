@@ -34,9 +34,7 @@ class GeminiAdapter(FamilyAdapter):
 
     async def complete(self, prepared: Prepared, services: Services) -> Answer:
         call = prepared.call
-        reply = await services.upstream.call(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        reply = await self.send(prepared, services)
         candidates = reply.answer.get("candidates")
         if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
             raise bad_upstream_answer("a GenerateContentResponse")
@@ -51,8 +49,6 @@ class GeminiAdapter(FamilyAdapter):
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         call = prepared.call
-        context = services.upstream.stream(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        context = self.events(prepared, services)
         stream = GeminiStreamContext(call.completion_id, call.created, call.model.id, prepared.include_usage)
         return OpenedStream(context, GeminiStreamTranslator(stream, services.new_call_id))

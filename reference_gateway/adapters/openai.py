@@ -37,10 +37,7 @@ class OpenAIAdapter(FamilyAdapter):
         return Prepared(call, passthrough.body, passthrough.stream, include_usage=passthrough.stream)
 
     async def complete(self, prepared: Prepared, services: Services) -> Answer:
-        call = prepared.call
-        reply = await services.upstream.call(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        reply = await self.send(prepared, services)
         choices = reply.answer.get("choices")
         if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
             raise bad_upstream_answer("a chat completion")
@@ -48,10 +45,7 @@ class OpenAIAdapter(FamilyAdapter):
         return Answer(passed=reply)
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
-        call = prepared.call
-        context = services.upstream.stream_raw(
-            self.endpoint(prepared, services), prepared.body, request_id=call.request_id, model=call.model.id
-        )
+        context = self.events(prepared, services, decoded=False)
         # Relay re-encodes every chunk (nulls dropped); the others pass the provider's events on as they are.
         source: ChunkSource = (
             PassthroughStream(services.profile) if services.profile.relay is None else OpenAIChunks()
