@@ -11,8 +11,8 @@ from reference_gateway.adapters.base import Answer, Call, FamilyAdapter, OpenedS
 from reference_gateway.errors import bad_upstream_answer
 from reference_gateway.models import Channel
 from reference_gateway.services import Services
-from reference_gateway.translate.openai_passthrough import PassthroughStream, chat_to_openai
-from reference_gateway.translate.relay import OpenAIChunks, openai_body
+from reference_gateway.translate.openai_passthrough import OpenAIChunks, PassthroughStream, chat_to_openai
+from reference_gateway.translate.relay import openai_body
 from reference_gateway.translate.stream import ChunkSource
 from reference_gateway.upstream import UpstreamSettings
 

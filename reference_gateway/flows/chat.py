@@ -37,9 +37,9 @@ class ChatFlow:
         model = resolve(settings.catalog, name, settings.profile)
 
         async def serve(channel: Channel) -> Response:
-            return await self._serve(
-                Call(body, request.headers, model, channel, *_ids(request, services)), request
-            )
+            request_id: str = request.state.request_id  # set by the request-id layer
+            call = Call(body, request.headers, model, channel, request_id, services.now())
+            return await self._serve(call, request)
 
         return await first_success(model.channels, serve)
 
@@ -65,9 +65,3 @@ class ChatFlow:
         if answer.passed is not None:
             return Response(answer.passed.content, media_type=answer.passed.media_type)
         return JSONResponse(answer.completion)
-
-
-def _ids(request: Request, services: Services) -> tuple[str, int]:
-    """The gateway's request id (set by the request-id layer) and the answer's `created` time."""
-    request_id: str = request.state.request_id
-    return request_id, services.now()
