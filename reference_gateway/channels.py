@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_gateway.models import CHAT_COMPLETIONS, Catalog, ModelInfo
-from reference_gateway.profiles import Profile
+from reference_gateway.policy import Profile
 
 
 def requested_model(body: dict[str, Any] | Any, default_model: str | None, profile: Profile) -> str:

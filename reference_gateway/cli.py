@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import logging
 import os
 import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from reference_gateway import logs
 from reference_gateway.app import GatewaySettings, create_app
 from reference_gateway.auth import KeyRing
 from reference_gateway.images import AllowList
@@ -198,14 +198,14 @@ def _settings(args: argparse.Namespace) -> GatewaySettings:
 def app_from_env() -> Any:
     """The app of one `--workers` worker process: built from the command line the supervisor was given."""
     args = build_parser().parse_args(json.loads(os.environ[ARGV_ENV]))
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.configure(args.log_level)
     return create_app(_settings(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.configure(args.log_level)
     try:
         settings = _settings(args)
     except _Refused as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import httpx
 
 from reference_gateway.errors import invalid_request
-from reference_gateway.translate.request import InlineImage, RemoteImage
+from reference_gateway.translate.content import InlineImage, RemoteImage
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -19,28 +19,14 @@ CHAT_COMPLETIONS = "chat_completions"
 
 @dataclass(frozen=True)
 class Channel:
-    """One upstream source of a model. `base_path` is put before `/v1/messages` (Anthropic protocol) or before
-    `/chat/completions` (OpenAI-compatible protocol, where it usually ends in `/v1`)."""
+    """One upstream source of a model. `protocol` picks the family adapter (`reference_gateway.adapters`), which
+    puts `base_path` before its own path: `/v1/messages` (Anthropic), `/chat/completions` (OpenAI-compatible,
+    where the base path usually ends in `/v1`), `/v1beta/models/{upstream}:…` (Gemini)."""
 
     protocol: Protocol
     provider: str  # anthropic | openai | dashscope | deepseek | other
     upstream: str
     base_path: str = ""
-
-    @property
-    def path(self) -> str:
-        if self.protocol == "gemini":
-            # Gemini REST: the model is in the path, `/v1beta/models/{model}:generateContent`.
-            return f"{self.base_path.rstrip('/')}/v1beta/models/{self.upstream}:generateContent"
-        suffix = "/v1/messages" if self.protocol == "anthropic" else "/chat/completions"
-        return self.base_path.rstrip("/") + suffix
-
-    @property
-    def stream_path(self) -> str:
-        """The path of a streaming call (Gemini has its own method; the others say `stream` in the body)."""
-        if self.protocol == "gemini":
-            return f"{self.base_path.rstrip('/')}/v1beta/models/{self.upstream}:streamGenerateContent?alt=sse"
-        return self.path
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Each documented gateway as data: what happens to every request field, the usage shape, the stream-error style.
+"""Each documented gateway as data (EZAT, LYRouter, Relay), in the vocabulary of `policy.py`; each states only
+where it differs from the shared defaults.
 
 The translators read a `Profile`; nothing in the code path asks which profile it is.
 """
@@ -6,243 +7,25 @@ The translators read a `Profile`; nothing in the code path asks which profile it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 from types import MappingProxyType
-from typing import Literal
 
-from reference_gateway.errors import ErrorType, GatewayError, echo
-
-Action = Literal["forward", "drop", "refuse"]
-UsageShape = Literal["openai_cache_details", "upstream", "relay"]
-StreamErrorStyle = Literal["error_then_done", "error_only"]
-FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
-# Upstream failures: `translate` maps them to the profile's own errors; `forward` passes status and body on
-# unchanged (connection failures and timeouts become an HTML page).
-UpstreamErrorStyle = Literal["translate", "forward"]
-# Provider kinds of OpenAI-compatible channels (LYRouter "Reasoning parameters", one row each).
-ProviderKind = Literal["openai", "dashscope", "deepseek", "other"]
-
-
-@dataclass(frozen=True)
-class FieldPolicy:
-    """What happens to one top-level request field.
-
-    `forward`: the translator turns it into its Anthropic equivalent. `drop`: it never reaches the upstream.
-    `refuse`: 400 with `message` unless the value is one of `accepted` (`n: 1`, `logprobs: false`); the
-    error's `param` is the field path the message starts with.
-    """
-
-    action: Action
-    message: str = ""
-    accepted: tuple[object, ...] = (None,)
-
-    @property
-    def param(self) -> str:
-        return self.message.split(":", 1)[0]
-
-
-FORWARD = FieldPolicy("forward")
-DROP = FieldPolicy("drop")
-
-
-def refuse(message: str, *accepted: object) -> FieldPolicy:
-    return FieldPolicy("refuse", message, (None, *accepted))
-
-
-@dataclass(frozen=True)
-class Effort:
-    """One row of a `reasoning_effort` table: the upstream effort level and whether thinking is requested."""
-
-    effort: str
-    thinking: bool
-
-
-@dataclass(frozen=True)
-class Messages:
-    """Refusal messages for nested parts of a request. `{path}` is the JSON path of the refused part;
-    a `None` message means the part is dropped silently instead."""
-
-    function_role: str | None
-    input_audio_part: str | None
-    file_id_part: str | None
-    non_function_tool: str | None
-    json_object_format: str | None
-    unknown_reasoning_effort: str | None
-    effort_unavailable: str | None
-    forced_tool_unavailable: str | None
-    prompt_cache_key_too_long: str
-    no_user_message: str
-    # EZAT: "Objects in the schema need "additionalProperties": false" - refused (`{path}`: the open object)
-    # when set; None forwards the schema as it came.
-    open_schema_object: str | None = None
-
-
-@dataclass(frozen=True)
-class ErrorSpec:
-    """One gateway-made error: status, envelope fields; `{name}` placeholders filled by `error(**values)`.
-    `param` is a field name, or `{path}` for the JSON path of the offending part."""
-
-    status: int
-    message: str
-    type: ErrorType = "invalid_request_error"
-    code: str | None = None
-    param: str | None = None
-
-    def error(self, **values: str) -> GatewayError:
-        param = self.param.format(**values) if self.param is not None else None
-        echoed = {name: echo(value) for name, value in values.items()}
-        return GatewayError(
-            self.status, self.message.format(**echoed), type=self.type, code=self.code, param=param
-        )
-
-
-@dataclass(frozen=True)
-class Requests:
-    """How the HTTP layer reads a request before translation: keys, content type, body, model."""
-
-    # `Bearer` matched exactly (LYRouter) or in any case (EZAT).
-    bearer_case_sensitive: bool
-    # With both headers present, only `Authorization` is read (LYRouter) instead of falling back to x-api-key.
-    authorization_only: bool
-    # A Content-Type other than application/json: 400 with this one line of plain text (`{value}` = the header),
-    # labelled application/json; None accepts any content type.
-    unsupported_content_type: str | None
-    invalid_json: ErrorSpec
-    not_an_object: ErrorSpec
-    # With a workspace default model, a body that is not a JSON object gets this flat `{"message": …}` body
-    # instead (`{error}` = the parser's message); None keeps the errors above.
-    invalid_json_with_default: str | None
-    missing_model: ErrorSpec
-    unknown_model: ErrorSpec  # `{model}`
-    model_not_enabled: ErrorSpec
-    unsupported_api: ErrorSpec
-    images_unsupported: ErrorSpec  # `{path}`
-
-
-@dataclass(frozen=True)
-class ProviderReasoning:
-    """One row of LYRouter's reasoning-parameter table for an OpenAI-compatible provider: the reasoning fields
-    removed before forwarding, and whether a forced tool choice without thinking fields gets
-    `enable_thinking: false`."""
-
-    removed: frozenset[str]
-    thinking_off_when_forced: bool = False
-
-
-@dataclass(frozen=True)
-class Passthrough:
-    """OpenAI-compatible channels: what is removed from the forwarded body."""
-
-    providers: Mapping[str, ProviderReasoning]
-    # LYRouter: "removes reasoning_content, reasoning_blocks and cache_control from messages".
-    message_fields_removed: frozenset[str]
-    # LYRouter: "For OpenAI-compatible channels, all markers are removed".
-    strip_cache_control: bool
-
-
-@dataclass(frozen=True)
-class AnthropicChannel:
-    """Anthropic-protocol channels: the parts of the conversion where the two profiles differ."""
-
-    # Which of max_tokens / max_completion_tokens wins when both are sent (first present wins).
-    limit_fields: tuple[str, ...]
-    # The default is capped at the model's maximum output (EZAT) or sent as is (LYRouter).
-    cap_default_to_model: bool
-    # temperature/top_p: only for models with capabilities.sampling, temperature capped at 1 (EZAT: "capped"),
-    # or forwarded as sent (LYRouter: "the gateway does not rescale it").
-    sampling_by_capability: bool
-    # `metadata` keeps only these keys (LYRouter: "metadata keeps only user_id"); None: metadata is not sent.
-    metadata_keys: tuple[str, ...] | None
-    # Content parts other than text, image_url, file, input_audio: refused (400) or dropped silently.
-    drop_unknown_parts: bool
-    # `file` parts: converted to `document` blocks, or dropped (LYRouter: only text and image blocks).
-    convert_files: bool
-    # http(s) image URLs: passed on as Anthropic's url source (LYRouter), or downloaded and inlined (EZAT).
-    image_url_source: bool
-    # Data URLs: their base64 is decoded and the media type checked before anything is sent (EZAT), or the
-    # data is passed on as it is and the upstream judges it (LYRouter).
-    check_image_data: bool
-    # cache_control on image parts is kept (EZAT) or dropped (LYRouter: "markers on text content blocks and
-    # tool definitions are kept").
-    cache_control_on_images: bool
-    # The `anthropic-beta` value that a `ttl: "1h"` breakpoint needs, replacing the client's; None: never set.
-    one_hour_cache_beta: str | None
-    # Client headers forwarded to the upstream as they are.
-    forwarded_headers: tuple[str, ...]
-    # Thinking blocks are returned as reasoning_content / reasoning_blocks and accepted back in history.
-    reasoning_output: bool
-    # The answer's `id` and `model` are the upstream's (LYRouter) or the gateway's id and the requested name.
-    upstream_identity: bool
-
-
-@dataclass(frozen=True)
-class Relay:
-    """What only Relay does: one endpoint over three provider families with fallback chains, observability
-    headers, per-model cost, an image limit checked before routing, the idempotency store and the response cache.
-    """
-
-    # "Response headers include X-Relay-Request-Id, X-Relay-Trace-Id, X-Relay-Observation-Id", on every answer.
-    request_id_header: str
-    trace_id_header: str
-    observation_id_header: str
-    # "on non-streaming calls only, X-Relay-Cost-Usd".
-    cost_header: str
-    # "Each image is limited to Gateway:MaxImageBytes decoded bytes (default 5 MB)".
-    max_image_bytes: int
-    # "transient retry": attempts of one model after a transient failure, before the next model of the chain.
-    transient_retries: int
-    # "Provide an Idempotency-Key header ... a repeat within 24 hours returns the stored response".
-    idempotency_header: str
-    idempotency_ttl_seconds: float
-    replayed_header: str
-    # "Bypass per request with X-Relay-Cache: no (also false or bypass); the response says HIT or MISS".
-    cache_header: str
-    cache_bypass_values: frozenset[str]
-    # The `code` of a mid-stream error line when the error has none of its own.
-    stream_error_default_code: str
-    # Relay-only request fields, never sent to an OpenAI-compatible provider.
-    relay_fields: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    fields: Mapping[str, FieldPolicy]
-    unknown_field: FieldPolicy
-    messages: Messages
-    reasoning_efforts: Mapping[str, Effort]
-    finish_reasons: Mapping[str, FinishReason]
-    usage_shape: UsageShape
-    stream_error: StreamErrorStyle
-    always_stream_usage: bool
-    default_max_tokens: int
-    auto_cache: bool
-    cache_off_header: str | None
-    session_header: str | None
-    prompt_cache_key_max: int
-    requests: Requests
-    anthropic: AnthropicChannel
-    passthrough: Passthrough
-    upstream_errors: UpstreamErrorStyle
-    # The `code` of every error event after a stream started (LYRouter: `stream_interrupted`); None keeps
-    # the error's own code.
-    stream_error_code: str | None
-    # The upstream body is sent with sorted keys and 14 significant digits (LYRouter "Fixed JSON key order",
-    # "Number precision"), or compact as built.
-    canonical_json: bool
-    # Upstream statuses after which the next channel of the model is tried (before the first streamed byte);
-    # connection failures and timeouts always move on.
-    fallback_statuses: frozenset[int]
-    # An upstream stream counts as started at its first event, not at its response headers: a connection that
-    # fails before that event is an HTTP error and the next channel may be tried (LYRouter: "Once streaming
-    # output has started, the gateway no longer switches channels").
-    wait_for_first_event: bool
-    # The catalog shipped for this profile (package resource name).
-    catalog: str = "models.yaml"
-    base_paths: tuple[str, ...] = field(default=("/v1", "/openai/v1"))
-    # Relay's own behaviour (None for the other profiles).
-    relay: Relay | None = None
-
+from reference_gateway.policy import (
+    DROP,
+    FORWARD,
+    SILENT_DROPS,
+    AnthropicChannel,
+    Effort,
+    ErrorSpec,
+    FieldPolicy,
+    Messages,
+    Passthrough,
+    Profile,
+    ProviderReasoning,
+    Relay,
+    Requests,
+    refuse,
+)
 
 # EZAT "Ignored and refused fields": the refusal table, message for message.
 _EZAT_REFUSED: dict[str, FieldPolicy] = {
@@ -257,8 +40,9 @@ _EZAT_REFUSED: dict[str, FieldPolicy] = {
     "function_call": refuse("functions: the legacy functions API is not supported; use tools"),
 }
 
-# Fields the translator understands; each becomes its Anthropic equivalent (EZAT sections Messages .. Prompt caching).
-_TRANSLATED = (
+# Fields the translator understands; each becomes its Anthropic equivalent (EZAT sections Messages .. Prompt
+# caching). Relay's Anthropic translation reads the same, without reasoning_effort and prompt_cache_key.
+_CORE_FIELDS = (
     "model",
     "messages",
     "stream",
@@ -270,23 +54,9 @@ _TRANSLATED = (
     "stop",
     "tools",
     "tool_choice",
-    "parallel_tool_calls",
-    "response_format",
-    "reasoning_effort",
-    "prompt_cache_key",
 )
-
-# Stop reasons in the installed Anthropic SDK (wire reference 1.6) → OpenAI finish reasons.
-# pause_turn has no OpenAI equivalent; the turn ended without a limit or a tool call, so `stop` (a reading).
-_FINISH: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-}
+_CHAT_FIELDS = (*_CORE_FIELDS, "parallel_tool_calls", "response_format")
+_TRANSLATED = (*_CHAT_FIELDS, "reasoning_effort", "prompt_cache_key")
 
 # EZAT "Reasoning": the effort table.
 _EZAT_EFFORTS: dict[str, Effort] = {
@@ -320,8 +90,6 @@ _MODEL_NOT_FOUND = ErrorSpec(
 EZAT = Profile(
     name="ezat",
     fields=MappingProxyType({**{name: FORWARD for name in _TRANSLATED}, **_EZAT_REFUSED}),
-    # EZAT: "user, seed, presence_penalty, ... and any field not described on this page" never reach the model.
-    unknown_field=DROP,
     messages=Messages(
         function_role='{path}: the legacy "function" role is not supported; use tools',
         input_audio_part="{path}: audio input is not supported",
@@ -334,22 +102,17 @@ EZAT = Profile(
         unknown_reasoning_effort="reasoning_effort: use one of none, minimal, low, medium, high, xhigh, max",
         effort_unavailable="reasoning_effort: {value} is not available for this model; use one of {levels}",
         forced_tool_unavailable='tool_choice: this model does not accept a forced tool choice; use "auto"',
-        prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
-        no_user_message="messages: must contain at least one user message",
         open_schema_object='{path}: objects in the schema need "additionalProperties": false',
     ),
     reasoning_efforts=MappingProxyType(_EZAT_EFFORTS),
-    finish_reasons=MappingProxyType(_FINISH),
     usage_shape="openai_cache_details",
     # EZAT Streaming: "you get data: {"error": {…}} and then data: [DONE], with no usage chunk".
     stream_error="error_then_done",
-    always_stream_usage=False,
     # EZAT: "With neither, the limit is 32,000 tokens, or the model's maximum output if that is lower."
     default_max_tokens=32000,
     auto_cache=True,
     cache_off_header="x-ezat-cache",
     session_header="x-ezat-session",
-    prompt_cache_key_max=256,
     requests=Requests(
         bearer_case_sensitive=False,
         authorization_only=False,
@@ -379,13 +142,6 @@ EZAT = Profile(
         reasoning_output=False,
         upstream_identity=False,
     ),
-    # EZAT has no OpenAI-compatible channels.
-    passthrough=Passthrough(
-        providers=MappingProxyType({}), message_fields_removed=frozenset(), strip_cache_control=True
-    ),
-    upstream_errors="translate",
-    stream_error_code=None,
-    canonical_json=False,
     fallback_statuses=frozenset({429, 500, 502, 503, 504, 529}),
     wait_for_first_event=False,
 )
@@ -403,22 +159,7 @@ _LYROUTER_REMOVED = (
     "parallel_tool_calls",
     "reasoning_effort",
 )
-_LYROUTER_TRANSLATED = (
-    "model",
-    "messages",
-    "stream",
-    "stream_options",
-    "max_tokens",
-    "max_completion_tokens",
-    "temperature",
-    "top_p",
-    "stop",
-    "tools",
-    "tool_choice",
-    "metadata",
-    "enable_thinking",
-    "thinking_budget",
-)
+_LYROUTER_TRANSLATED = (*_CORE_FIELDS, "metadata", "enable_thinking", "thinking_budget")
 _REASONING_FIELDS = ("reasoning_effort", "enable_thinking", "thinking_budget")
 
 # Readings where the LYRouter doc is silent:
@@ -447,35 +188,16 @@ LYROUTER = Profile(
     fields=MappingProxyType(
         {**{name: FORWARD for name in _LYROUTER_TRANSLATED}, **{name: DROP for name in _LYROUTER_REMOVED}}
     ),
-    # Anthropic has no equivalent; OpenAI-compatible channels forward every field (see Passthrough).
-    unknown_field=DROP,
-    messages=Messages(
-        function_role=None,
-        input_audio_part=None,
-        file_id_part=None,
-        non_function_tool=None,
-        json_object_format=None,
-        unknown_reasoning_effort=None,
-        effort_unavailable=None,
-        forced_tool_unavailable=None,
-        prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
-        no_user_message="messages: must contain at least one user message",
-    ),
-    reasoning_efforts=MappingProxyType({}),
-    # LYRouter: "end_turn and stop_sequence map to stop, max_tokens maps to length, and tool_use maps to
-    # tool_calls"; the rest as in EZAT.
-    finish_reasons=MappingProxyType(_FINISH),
+    # Other fields: Anthropic has no equivalent (dropped); OpenAI-compatible channels forward every field (see
+    # Passthrough). Stop reasons: "end_turn and stop_sequence map to stop, max_tokens maps to length, and
+    # tool_use maps to tool_calls"; the rest as in EZAT (the shared table).
+    messages=SILENT_DROPS,
     # LYRouter: prompt_tokens excludes cache hits and writes, which are reported beside it (non-streaming).
     usage_shape="upstream",
-    stream_error="error_only",
     # LYRouter: "For streaming requests the gateway always sets it to {"include_usage": true}".
     always_stream_usage=True,
     # LYRouter: "when the request has neither max_tokens nor max_completion_tokens, the gateway adds 4096".
     default_max_tokens=4096,
-    auto_cache=False,
-    cache_off_header=None,
-    session_header=None,
-    prompt_cache_key_max=256,
     requests=Requests(
         bearer_case_sensitive=True,
         authorization_only=True,
@@ -528,28 +250,12 @@ LYROUTER = Profile(
     upstream_errors="forward",
     stream_error_code="stream_interrupted",
     canonical_json=True,
-    fallback_statuses=frozenset({408, 429, 500, 502, 503, 504, 529}),
-    wait_for_first_event=True,
     catalog="models-lyrouter.yaml",
 )
 
 # Relay: fields its Anthropic translation reads (`user`, `output_config`, `anthropic_tools` are added by
 # translate/relay.py); everything else is not sent to Anthropic.
-_RELAY_TRANSLATED = (
-    "model",
-    "messages",
-    "stream",
-    "stream_options",
-    "max_tokens",
-    "max_completion_tokens",
-    "temperature",
-    "top_p",
-    "stop",
-    "tools",
-    "tool_choice",
-    "parallel_tool_calls",
-    "response_format",
-)
+_RELAY_TRANSLATED = _CHAT_FIELDS
 
 # Readings where the Relay doc is silent (the conformance rules assume the same):
 # - routing: a model has one channel; its fallback chain is the catalog's `fallbacks` list (not transitive).
@@ -596,21 +302,7 @@ _RELAY_TRANSLATED = (
 RELAY = Profile(
     name="relay",
     fields=MappingProxyType({name: FORWARD for name in _RELAY_TRANSLATED}),
-    unknown_field=DROP,
-    messages=Messages(
-        function_role=None,
-        input_audio_part=None,
-        file_id_part=None,
-        non_function_tool=None,
-        json_object_format=None,
-        unknown_reasoning_effort=None,
-        effort_unavailable=None,
-        forced_tool_unavailable=None,
-        prompt_cache_key_too_long="prompt_cache_key: must be at most {max} characters",
-        no_user_message="messages: must contain at least one user message",
-    ),
-    reasoning_efforts=MappingProxyType({}),
-    finish_reasons=MappingProxyType(_FINISH),
+    messages=SILENT_DROPS,
     # Relay: cached_tokens and cache_creation_tokens "are counted inside prompt_tokens".
     usage_shape="relay",
     # Relay: "the stream ends with a data: {"error": ...} line and no [DONE]".
@@ -618,53 +310,26 @@ RELAY = Profile(
     # The usage chunk is the client's choice for Anthropic and Gemini; OpenAI-compatible providers are always
     # asked (translate/relay.py).
     always_stream_usage=False,
-    default_max_tokens=4096,
-    auto_cache=False,
-    cache_off_header=None,
-    session_header=None,
-    prompt_cache_key_max=256,
-    requests=Requests(
-        bearer_case_sensitive=False,
-        authorization_only=False,
-        unsupported_content_type=None,
+    # EZAT's request reading, with Relay's codes on the body errors and on images to a model without vision.
+    requests=replace(
+        EZAT.requests,
         invalid_json=ErrorSpec(400, "We could not parse the JSON body of your request.", code="invalid_json"),
         not_an_object=ErrorSpec(400, "The request body must be a JSON object.", code="invalid_json"),
-        invalid_json_with_default=None,
-        missing_model=ErrorSpec(400, "model: is required", param="model"),
-        unknown_model=_MODEL_NOT_FOUND,
         model_not_enabled=_MODEL_NOT_FOUND,
-        unsupported_api=_MODEL_NOT_FOUND,
         images_unsupported=ErrorSpec(
             400, "{path}: this model does not accept images", code="image_not_supported", param="{path}"
         ),
     ),
-    anthropic=AnthropicChannel(
-        limit_fields=("max_completion_tokens", "max_tokens"),
-        cap_default_to_model=True,
+    # EZAT's Anthropic conversion (the limits, data URLs checked, no metadata; a PDF file part "Anthropic receives
+    # as a document block"; "Extended thinking is not carried through"), except:
+    anthropic=replace(
+        EZAT.anthropic,
         sampling_by_capability=False,
-        metadata_keys=None,
         # Relay: "Other part types (input_audio, …) are ... dropped for Anthropic".
         drop_unknown_parts=True,
-        # Relay: a PDF file part "Anthropic receives as a document block".
-        convert_files=True,
         image_url_source=True,
-        check_image_data=True,
         cache_control_on_images=False,
-        one_hour_cache_beta=None,
-        forwarded_headers=(),
-        # Relay: "Extended thinking is not carried through".
-        reasoning_output=False,
-        upstream_identity=False,
     ),
-    # Relay: "a string stays a string and parts stay parts on the way to an OpenAI-compatible provider".
-    passthrough=Passthrough(
-        providers=MappingProxyType({}), message_fields_removed=frozenset(), strip_cache_control=True
-    ),
-    upstream_errors="translate",
-    stream_error_code=None,
-    canonical_json=False,
-    fallback_statuses=frozenset({408, 429, 500, 502, 503, 504, 529}),
-    wait_for_first_event=True,
     catalog="models-relay.yaml",
     relay=Relay(
         request_id_header="x-relay-request-id",

@@ -1,5 +1,5 @@
-"""The only module that talks to the providers: one pooled `httpx.AsyncClient` for every channel, Anthropic's
-Messages API and OpenAI-compatible Chat Completions alike.
+"""The only module that talks to the providers: one pooled `httpx.AsyncClient` for every channel and family.
+Where a call goes and which key it carries is the family adapter's (`Endpoint`); what the answer must be, too.
 
 Every httpx failure and every non-2xx answer becomes a `GatewayError` here, in the profile's error style.
 """
@@ -21,7 +21,6 @@ from reference_gateway.errors import (
     GatewayError,
     bad_upstream_answer,
     forwarded,
-    from_upstream,
     from_upstream_body,
     html_page,
     invalid_request,
@@ -29,7 +28,6 @@ from reference_gateway.errors import (
     timeout,
 )
 from reference_gateway.jsonorder import canonical_dumps, compact_dumps
-from reference_gateway.models import Channel
 from reference_gateway.translate.stream import ServerSentEvent, SSEDecoder
 
 _MAX_ERROR_BODY = 64 * 1024
@@ -54,6 +52,26 @@ class UpstreamSettings:
     gemini_api_key: str | None = None
     # A base URL per protocol (anthropic | openai | gemini) that replaces `base_url` for that family's channels.
     family_urls: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one call goes (made by the family adapter): the family (whose base URL it uses), the path, and the
+    headers: the gateway's own key for that family and any the translation adds. The client's key is never
+    among them."""
+
+    family: str
+    path: str
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A non-streaming 200: the body as it came, its content type, and the JSON object it holds."""
+
+    content: bytes
+    media_type: str
+    answer: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -111,32 +129,10 @@ class Upstream:
                 await response.aclose()
         return response
 
-    def _auth_headers(self, channel: Channel) -> dict[str, str]:
-        # The client's key is never forwarded: only the gateway's own key for the channel's protocol goes out.
-        settings = self._settings
-        if channel.protocol == "anthropic":
-            headers = {"anthropic-version": settings.anthropic_version}
-            if settings.api_key:
-                headers["x-api-key"] = settings.api_key
-            return headers
-        if channel.protocol == "gemini":
-            gemini_key = settings.gemini_api_key or settings.api_key
-            return {"x-goog-api-key": gemini_key} if gemini_key else {}
-        key = settings.openai_api_key or settings.api_key
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    def _request(
-        self,
-        channel: Channel,
-        body: Mapping[str, Any],
-        request_id: str,
-        extra_headers: Mapping[str, str] | None,
-        stream: bool = False,
-    ) -> httpx.Request:
-        headers = {**(extra_headers or {}), **self._auth_headers(channel), "x-gateway-request-id": request_id}
-        path = channel.stream_path if stream else channel.path
-        family = self._settings.family_urls.get(channel.protocol)
-        url = family.rstrip("/") + path if family else path
+    def _request(self, endpoint: Endpoint, body: Mapping[str, Any], request_id: str) -> httpx.Request:
+        headers = {**endpoint.headers, "x-gateway-request-id": request_id}
+        family = self._settings.family_urls.get(endpoint.family)
+        url = family.rstrip("/") + endpoint.path if family else endpoint.path
         try:
             # Strict: no NaN or infinity (allow_nan=False) and valid UTF-8 (a lone surrogate fails to encode).
             content = self._dumps(body).encode("utf-8")
@@ -149,7 +145,7 @@ class Upstream:
     # ------------------------------------------------------------------------------------ error boundary
 
     def _status_error(
-        self, channel: Channel, status: int, content: bytes, headers: Mapping[str, str], model: str
+        self, status: int, content: bytes, headers: Mapping[str, str], model: str
     ) -> GatewayError:
         retryable = status in self._style.fallback_statuses
         if self._style.forward:
@@ -173,16 +169,13 @@ class Upstream:
 
     # ------------------------------------------------------------------------------------ calls
 
-    async def _send(
-        self,
-        channel: Channel,
-        body: Mapping[str, Any],
-        request_id: str,
-        model: str,
-        extra_headers: Mapping[str, str] | None,
-    ) -> httpx.Response:
+    async def call(
+        self, endpoint: Endpoint, body: Mapping[str, Any], *, request_id: str, model: str
+    ) -> Reply:
+        """One non-streaming call. Raises `GatewayError`; the whole call is bounded by `request_timeout`. A 200
+        that is not a JSON object is a 502; whether it is the family's answer is the adapter's to judge."""
         limit = self._settings.request_timeout
-        request = self._request(channel, body, request_id, extra_headers)
+        request = self._request(endpoint, body, request_id)
         try:
             response = await asyncio.wait_for(self._roundtrip(request, stream=False), limit)
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
@@ -191,87 +184,32 @@ class Upstream:
             raise self._unreachable() from exc
         if response.status_code != 200:
             raise self._status_error(
-                channel, response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
+                response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
             )
-        return response
-
-    async def create(
-        self,
-        body: Mapping[str, Any],
-        *,
-        request_id: str,
-        model: str,
-        channel: Channel | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> Mapping[str, Any]:
-        """One non-streaming Anthropic (or Gemini) call. Raises `GatewayError`; the whole call is bounded by
-        `request_timeout`. A 200 that is not the protocol's answer is a 502, never a made-up success."""
-        channel = channel or _DEFAULT_CHANNEL
-        response = await self._send(channel, body, request_id, model, extra_headers)
-        message = _json_answer(response.content)
-        if channel.protocol == "gemini":
-            candidates = message.get("candidates")
-            if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
-                raise bad_upstream_answer("a GenerateContentResponse")
-            return message
-        if message.get("type") == "error":
-            # A 200 whose body is an error envelope is still an error.
-            error = message.get("error")
-            raise from_upstream(None, error if isinstance(error, dict) else {}, model=model)
-        content = message.get("content")
-        if message.get("type", "message") != "message" or not _objects_with_type(content):
-            # Never a fake success: `{"foo": 1}` would otherwise become an empty `stop` completion.
-            raise bad_upstream_answer("a Message")
-        return message
-
-    async def create_raw(
-        self,
-        body: Mapping[str, Any],
-        *,
-        request_id: str,
-        model: str,
-        channel: Channel,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> tuple[bytes, str]:
-        """One non-streaming call whose answer is passed through: (body, content type)."""
-        response = await self._send(channel, body, request_id, model, extra_headers)
-        choices = _json_answer(response.content).get("choices")
-        if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
-            raise bad_upstream_answer("a chat completion")
-        return response.content, response.headers.get("content-type", "application/json")
+        return Reply(
+            response.content,
+            response.headers.get("content-type", "application/json"),
+            _json_answer(response.content),
+        )
 
     @asynccontextmanager
     async def stream(
-        self,
-        body: Mapping[str, Any],
-        *,
-        request_id: str,
-        model: str,
-        channel: Channel | None = None,
-        extra_headers: Mapping[str, str] | None = None,
+        self, endpoint: Endpoint, body: Mapping[str, Any], *, request_id: str, model: str
     ) -> AsyncIterator[AsyncIterator[Mapping[str, Any]]]:
-        """Open a streaming Anthropic call. Errors before the stream starts raise `GatewayError` on entry; the
-        yielded iterator gives decoded events and raises `GatewayError` for a failure mid-stream. Leaving the
-        block closes the upstream connection at once (a client that went away stops the upstream request)."""
-        async with self.stream_raw(
-            body, request_id=request_id, model=model, channel=channel, extra_headers=extra_headers
-        ) as events:
+        """Open a streaming call whose events are JSON objects. Errors before the stream starts raise
+        `GatewayError` on entry; the yielded iterator gives decoded events and raises `GatewayError` for a failure
+        mid-stream. Leaving the block closes the upstream connection at once (a client that went away stops the
+        upstream request)."""
+        async with self.stream_raw(endpoint, body, request_id=request_id, model=model) as events:
             yield _decoded(events)
 
     @asynccontextmanager
     async def stream_raw(
-        self,
-        body: Mapping[str, Any],
-        *,
-        request_id: str,
-        model: str,
-        channel: Channel | None = None,
-        extra_headers: Mapping[str, str] | None = None,
+        self, endpoint: Endpoint, body: Mapping[str, Any], *, request_id: str, model: str
     ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
         """`stream`, yielding the SSE events undecoded (for answers that are passed through)."""
-        channel = channel or _DEFAULT_CHANNEL
         read = self._settings.stream_idle_timeout
-        request = self._request(channel, body, request_id, extra_headers, stream=True)
+        request = self._request(endpoint, body, request_id)
         request.extensions["timeout"] = httpx.Timeout(read, connect=self._settings.connect_timeout).as_dict()
         try:
             response = await self._roundtrip(request, stream=True)
@@ -289,7 +227,7 @@ class Upstream:
         try:
             if response.status_code != 200:
                 content = await _read_limited(response)
-                raise self._status_error(channel, response.status_code, content, response.headers, model)
+                raise self._status_error(response.status_code, content, response.headers, model)
             events = _events(response)
             if not self._style.wait_for_first_event:
                 yield events
@@ -305,9 +243,6 @@ class Upstream:
             await response.aclose()
 
 
-_DEFAULT_CHANNEL = Channel("anthropic", "anthropic", "")
-
-
 def _json_answer(content: bytes) -> dict[str, Any]:
     try:
         answer = json.loads(content)
@@ -316,12 +251,6 @@ def _json_answer(content: bytes) -> dict[str, Any]:
     if not isinstance(answer, dict):
         raise bad_upstream_answer("a JSON object")
     return answer
-
-
-def _objects_with_type(blocks: Any) -> bool:
-    return isinstance(blocks, list) and all(
-        isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks
-    )
 
 
 async def _read_limited(response: httpx.Response) -> bytes:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reference_gateway.errors import invalid_request
-from reference_gateway.translate.request import InlineImage, RemoteImage, parse_data_url
+from reference_gateway.translate.content import InlineImage, RemoteImage, parse_data_url
 
 Part = dict[str, Any]
 

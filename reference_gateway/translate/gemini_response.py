@@ -11,8 +11,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reference_gateway.errors import GatewayError, from_upstream
-from reference_gateway.profiles import FinishReason
-from reference_gateway.translate.response import ChatCompletion, ChatMessage, ToolCall, Usage, arguments_json
+from reference_gateway.policy import FinishReason
+from reference_gateway.translate.response import (
+    ChatCompletion,
+    ChatMessage,
+    ToolCall,
+    Usage,
+    arguments_json,
+    chat_completion,
+)
 
 NewCallId = Callable[[], str]
 
@@ -122,23 +129,16 @@ def gemini_to_chat(
     if calls:
         message["tool_calls"] = calls
     candidates = answer.get("candidates")
+    # No candidate at all: the prompt was blocked (promptFeedback.blockReason).
     blocked = not (isinstance(candidates, list) and candidates)
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": None,
-                # No candidate at all: the prompt was blocked (promptFeedback.blockReason).
-                "finish_reason": "content_filter" if blocked else finish_reason(reason, bool(calls)),
-            }
-        ],
-        "usage": gemini_usage(answer.get("usageMetadata")),
-    }
+    return chat_completion(
+        completion_id,
+        created,
+        model,
+        message,
+        "content_filter" if blocked else finish_reason(reason, bool(calls)),
+        gemini_usage(answer.get("usageMetadata")),
+    )
 
 
 def gemini_error(error: Mapping[str, Any]) -> GatewayError:

@@ -1,9 +1,11 @@
 """Chat Completions → an OpenAI-compatible channel (pure): the body passes through with LYRouter's few changes,
-and the answer's SSE events pass back unchanged, with an error event if the stream breaks.
+and the answer's SSE events pass back unchanged, with an error event if the stream breaks (or, for Relay, are
+read as chunks to be re-encoded).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -11,8 +13,8 @@ from typing import Any, Final
 from reference_gateway.errors import GatewayError, server_error
 from reference_gateway.jsonorder import canonical_json_text, compact_dumps
 from reference_gateway.models import Channel, ModelInfo
-from reference_gateway.profiles import Profile, ProviderReasoning
-from reference_gateway.translate.stream import ServerSentEvent
+from reference_gateway.policy import Profile, ProviderReasoning
+from reference_gateway.translate.stream import DONE, ServerSentEvent, StreamItem
 
 _NO_CHANGES: Final = ProviderReasoning(frozenset())
 DONE_EVENT: Final = b"data: [DONE]\n\n"
@@ -100,45 +102,95 @@ def chat_to_openai(
     return PassthroughRequest(out, stream)
 
 
-class PassthroughStream:
-    """Feed the upstream's SSE events; each call returns the bytes to send. Events pass unchanged (`data:` lines
-    only); `[DONE]` ends the stream. A stream that breaks before `[DONE]` ends with one error event (the profile's
-    stream-error code) and, per the profile, `[DONE]`."""
+class _OpenAIStream:
+    """What both readings of an OpenAI-compatible stream share: `[DONE]` ends it, nothing is sent after the end."""
 
-    def __init__(self, profile: Profile) -> None:
-        self._profile = profile
+    _done: StreamItem
+
+    def __init__(self) -> None:
         self._finished = False
-        self._upstream_error = False
 
     @property
     def finished(self) -> bool:
         return self._finished
 
-    def feed(self, event: ServerSentEvent) -> list[bytes]:
+    def feed(self, event: ServerSentEvent) -> list[StreamItem]:
         if self._finished:
             return []
-        if event.data.strip() == "[DONE]":
+        if event.data.strip() == DONE:
             self._finished = True
-            return [DONE_EVENT]
-        if event.data.lstrip().startswith('{"error"'):
-            self._upstream_error = True  # the upstream's own error event, forwarded as it is
-        return [b"data: " + event.data.encode() + b"\n\n"]
+            return [self._done]
+        return self._event(event.data)
 
-    def fail(self, error: GatewayError) -> list[bytes]:
+    def _event(self, data: str) -> list[StreamItem]:
+        raise NotImplementedError
+
+
+class PassthroughStream(_OpenAIStream):
+    """Feed the upstream's SSE events; each call returns the events' bytes to send. Events pass unchanged
+    (`data:` lines only); `[DONE]` ends the stream. A stream that breaks before `[DONE]` ends with one error
+    event (the profile's stream-error code) and, per the profile, `[DONE]`."""
+
+    _done = DONE_EVENT
+
+    def __init__(self, profile: Profile) -> None:
+        super().__init__()
+        self._profile = profile
+        self._upstream_error = False
+
+    def _event(self, data: str) -> list[StreamItem]:
+        if data.lstrip().startswith('{"error"'):
+            self._upstream_error = True  # the upstream's own error event, forwarded as it is
+        return [b"data: " + data.encode() + b"\n\n"]
+
+    def fail(self, error: GatewayError) -> list[StreamItem]:
         if self._finished:
             return []
         self._finished = True
         obj: dict[str, Any] = dict(error.to_object())
         if self._profile.stream_error_code is not None:
             obj["code"] = self._profile.stream_error_code
-        items = [b"data: " + compact_dumps({"error": obj}).encode() + b"\n\n"]
+        items: list[StreamItem] = [b"data: " + compact_dumps({"error": obj}).encode() + b"\n\n"]
         if self._profile.stream_error == "error_then_done":
             items.append(DONE_EVENT)
         return items
 
-    def end_of_stream(self) -> list[bytes]:
+    def end_of_stream(self) -> list[StreamItem]:
         """The upstream closed the stream without `[DONE]`: incomplete, unless it already sent its own error."""
         if self._upstream_error:
             self._finished = True
             return []
+        return self.fail(server_error("The upstream stream ended before the answer was complete."))
+
+
+class OpenAIChunks(_OpenAIStream):
+    """The same events as chunks, for a flow that re-encodes them (Relay): each `data:` JSON object as it is,
+    [DONE] as the end; the provider's own `{"error": …}` event ends the stream as an error. A stream that
+    closes without [DONE] is incomplete (an error)."""
+
+    _done = DONE
+
+    def _event(self, data: str) -> list[StreamItem]:
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            return self.fail(server_error("The upstream provider sent a malformed stream event."))
+        if not isinstance(chunk, dict):
+            return []
+        if isinstance(chunk.get("error"), Mapping):
+            error = chunk["error"]
+            message = (
+                error.get("message") if isinstance(error.get("message"), str) else "The provider failed."
+            )
+            code = error.get("code") if isinstance(error.get("code"), str) else None
+            return self.fail(GatewayError(502, message, type="server_error", code=code))
+        return [chunk]
+
+    def fail(self, error: GatewayError) -> list[StreamItem]:
+        if self._finished:
+            return []
+        self._finished = True
+        return [error.to_envelope()]
+
+    def end_of_stream(self) -> list[StreamItem]:
         return self.fail(server_error("The upstream stream ended before the answer was complete."))

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.models import Prices
 from reference_gateway.translate.request import AnthropicRequest
-from reference_gateway.translate.stream import DONE, ServerSentEvent, StreamItem
+from reference_gateway.translate.stream import DONE, ChunkSource, StreamItem
 
 _SERVER_TOOL_PREFIXES = ("web_search_", "web_fetch_")
 _MILLION = Decimal(1_000_000)
@@ -166,66 +165,6 @@ def web_search_report(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------- streams
-
-
-class ChunkSource(Protocol):
-    """A family's stream translator: upstream events in, chunks (and [DONE] or an error envelope) out."""
-
-    @property
-    def finished(self) -> bool: ...
-
-    def feed(self, event: Any) -> list[StreamItem]: ...
-
-    def fail(self, error: GatewayError) -> list[StreamItem]: ...
-
-    def end_of_stream(self) -> list[StreamItem]: ...
-
-
-class OpenAIChunks:
-    """An OpenAI-compatible provider's SSE events as chunks: each `data:` JSON object as it is, [DONE] as the end;
-    the provider's own `{"error": …}` event ends the stream as an error. A stream that closes without [DONE]
-    is incomplete (an error)."""
-
-    def __init__(self) -> None:
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
-
-    def feed(self, event: ServerSentEvent) -> list[StreamItem]:
-        if self._finished:
-            return []
-        if event.data.strip() == DONE:
-            self._finished = True
-            return [DONE]
-        try:
-            chunk = json.loads(event.data)
-        except ValueError:
-            return self.fail(_server_error("The upstream provider sent a malformed stream event."))
-        if not isinstance(chunk, dict):
-            return []
-        if isinstance(chunk.get("error"), Mapping):
-            error = chunk["error"]
-            message = (
-                error.get("message") if isinstance(error.get("message"), str) else "The provider failed."
-            )
-            code = error.get("code") if isinstance(error.get("code"), str) else None
-            return self.fail(GatewayError(502, message, type="server_error", code=code))
-        return [chunk]
-
-    def fail(self, error: GatewayError) -> list[StreamItem]:
-        if self._finished:
-            return []
-        self._finished = True
-        return [error.to_envelope()]
-
-    def end_of_stream(self) -> list[StreamItem]:
-        return self.fail(_server_error("The upstream stream ended before the answer was complete."))
-
-
-def _server_error(message: str) -> GatewayError:
-    return GatewayError(500, message, type="server_error")
 
 
 def without_nulls(value: Any) -> Any:

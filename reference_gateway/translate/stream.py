@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal, Protocol, TypedDict, TypeVar
 
 from reference_gateway import fastjson
 from reference_gateway.errors import ErrorEnvelope, GatewayError, from_upstream, server_error
-from reference_gateway.profiles import FinishReason, Profile
+from reference_gateway.policy import FinishReason, Profile
 from reference_gateway.translate.response import (
     UpstreamUsage,
     Usage,
@@ -88,11 +88,34 @@ class Chunk(_ChunkBase, total=False):
     usage: Usage | None
 
 
-StreamItem = Chunk | ErrorEnvelope | Mapping[str, Any] | Literal["[DONE]"]
+# A chunk, an error, the end; or an upstream event's bytes passed through as they came.
+StreamItem = Chunk | ErrorEnvelope | Mapping[str, Any] | Literal["[DONE]"] | bytes
+
+T = TypeVar("T")
+
+
+class Pump(Protocol[T]):
+    """A stream translator: fed one upstream event at a time, it returns what to send for it; `fail` and
+    `end_of_stream` end the stream (an error event, or the end the upstream's close means)."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    def feed(self, event: Any) -> list[T]: ...
+
+    def fail(self, error: GatewayError) -> list[T]: ...
+
+    def end_of_stream(self) -> list[T]: ...
+
+
+# A family's stream translator (Anthropic, OpenAI-compatible, Gemini): stream items out.
+ChunkSource = Pump[StreamItem]
 
 
 def encode(item: StreamItem) -> bytes:
     """One SSE event: only `data:` lines, as the OpenAI SDKs expect (no `event:`/`id:` fields)."""
+    if isinstance(item, bytes):
+        return item  # already an event
     if item == DONE:
         return b"data: [DONE]\n\n"
     return b"data: " + fastjson.dumps(item) + b"\n\n"

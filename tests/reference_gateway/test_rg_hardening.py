@@ -6,13 +6,15 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from reference_gateway.app import Hooks, create_app
+from reference_gateway.logs import make_safe
 from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     UPSTREAM_KEY,
@@ -56,7 +58,9 @@ class LogLines(logging.Handler):
 
 @pytest.fixture
 def log_lines() -> Iterator[LogLines]:
+    # Made safe as the command line makes its own handler (`logs.configure`): the filter is the handler's.
     handler = LogLines()
+    make_safe(handler)
     loggers = [logging.getLogger(name) for name in ("reference_gateway", "uvicorn", "uvicorn.error")]
     saved = [(lg, lg.level) for lg in loggers]
     for lg in loggers:
@@ -312,8 +316,7 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
     import asyncio
 
     from reference_gateway.errors import GatewayError
-    from reference_gateway.models import Channel
-    from reference_gateway.upstream import ErrorStyle, Upstream, UpstreamSettings
+    from reference_gateway.upstream import Endpoint, ErrorStyle, Upstream, UpstreamSettings
 
     sent: list[bytes] = []
 
@@ -328,13 +331,13 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
             style=ErrorStyle(canonical_json=canonical),
         )
         body = {"model": "m", "top_p": value}
-        channel = Channel("openai", "other", "/v1/chat/completions")
+        endpoint = Endpoint("openai", "/v1/chat/completions", {})
         try:
             if stream:
-                async with upstream.stream_raw(body, request_id="r", model="m", channel=channel):
+                async with upstream.stream_raw(endpoint, body, request_id="r", model="m"):
                     pass
             else:
-                await upstream.create_raw(body, request_id="r", model="m", channel=channel)
+                await upstream.call(endpoint, body, request_id="r", model="m")
         finally:
             await upstream.aclose()
 
@@ -540,9 +543,16 @@ def test_client_abort_of_a_pending_request_is_quiet(
     assert not any(" 500 " in line for line in log_lines.lines), log_lines.text
 
 
+@dataclass(frozen=True)
+class Served:
+    port: int
+    log: Path
+
+
 @pytest.fixture(scope="module")
-def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """`python -m reference_gateway` itself (its uvicorn configuration is under test), on a free port."""
+def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`python -m reference_gateway` itself (its uvicorn and logging configuration are under test), on a free
+    port, its output in `log`."""
     import os
     import subprocess
     import sys
@@ -551,7 +561,8 @@ def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    log = (tmp_path_factory.mktemp("served") / "gateway.log").open("wb")
+    log_path = tmp_path_factory.mktemp("served") / "gateway.log"
+    log = log_path.open("wb")
     env = {**os.environ, "REFERENCE_GATEWAY_API_KEYS": CLIENT_KEY}
     cmd = [
         sys.executable,
@@ -561,6 +572,8 @@ def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         "http://127.0.0.1:9",
         "--port",
         str(port),
+        "--log-level",
+        "debug",
     ]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
@@ -573,7 +586,7 @@ def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
                 pass
             assert time.monotonic() < deadline and proc.poll() is None, "the gateway did not start"
             time.sleep(0.1)
-        yield port
+        yield Served(port, log_path)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -581,11 +594,29 @@ def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 
 
 @pytest.mark.parametrize("size", [64 * 1024, 1024 * 1024], ids=["64KB", "1MB"])
-def test_huge_authorization_header_is_an_envelope(served_gateway: int, size: int) -> None:
+def test_huge_authorization_header_is_an_envelope(served_gateway: Served, size: int) -> None:
     import json
 
     request = post("/openai/v1/chat/completions", chat_body(), {"authorization": "Bearer " + "k" * size})
-    status, head, raw = exchange_on_one_connection(served_gateway, [request])[0]
+    status, head, raw = exchange_on_one_connection(served_gateway.port, [request])[0]
     assert status in (401, 431), (status, raw[:200])
     assert b"content-type: application/json" in head.lower()
     assert json.loads(raw)["error"]["type"] == "invalid_request_error"
+
+
+def test_the_served_gateway_writes_no_forged_log_line(served_gateway: Served) -> None:
+    """The command line installs the control-character filter on its handler: the request line (logger
+    `reference_gateway`) and every other logger's lines are escaped, e.g. a percent-decoded path."""
+    import time
+
+    status, _, _ = exchange_on_one_connection(
+        served_gateway.port, [get("/v1/x%0AINJECTED-LOG-LINE%0d%0aforged")]
+    )[0]
+    assert status == 404
+    deadline = time.monotonic() + 5
+    while b"INJECTED" not in served_gateway.log.read_bytes():
+        assert time.monotonic() < deadline, served_gateway.log.read_text()
+        time.sleep(0.05)
+    lines = served_gateway.log.read_text().splitlines()
+    assert any("/v1/x\\u000aINJECTED-LOG-LINE\\u000d\\u000aforged 404" in line for line in lines), lines
+    assert not any(line.startswith(("INJECTED", "forged")) for line in lines), lines

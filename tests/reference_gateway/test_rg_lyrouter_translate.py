@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import message, text_events
 
+from reference_gateway.adapters import adapter_for
 from reference_gateway.auth import KeyRing
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
@@ -398,8 +399,9 @@ def test_fallback_model_has_two_anthropic_channels_and_catalog_default() -> None
     channels = resolve(CATALOG, "claude-haiku-4-5", LYROUTER).channels
     assert [c.protocol for c in channels] == ["anthropic", "anthropic"]
     assert CATALOG.default_model == "claude-sonnet-5-5"
-    assert QWEN.channels[0].path == "/compatible-mode/v1/chat/completions"
-    assert SONNET.channels[0].path == "/v1/messages"
+    qwen, sonnet = QWEN.channels[0], SONNET.channels[0]
+    assert adapter_for(qwen).path(qwen, stream=False) == "/compatible-mode/v1/chat/completions"
+    assert adapter_for(sonnet).path(sonnet, stream=True) == "/v1/messages"
 
 
 @pytest.mark.parametrize("body", [{}, {"model": ""}, {"model": None}], ids=["omitted", "empty", "null"])
