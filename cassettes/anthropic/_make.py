@@ -647,7 +647,9 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
     # later call answer B (the replay serves a flag's interactions in order), so one rule's two requests see
     # two usages. relay-cost-cached: equal prompt totals (2060), B read 2048 of them from the cache.
     # relay-cost-search: identical token usage, B is a web search with one billed search request.
-    def pair(name: str, prompt: str, a: list[Any], ua: dict[str, int], b: list[Any], ub: dict[str, int]) -> list[Any]:
+    def pair(
+        name: str, prompt: str, a: list[Any], ua: dict[str, int], b: list[Any], ub: dict[str, int]
+    ) -> list[Any]:
         first = ok_interactions(name + "-a", prompt, a, "end_turn", ua)
         second = ok_interactions(name + "-b", prompt, b, "end_turn", ub)
         return [first[0], first[1], second[0], second[1]]

@@ -128,7 +128,11 @@ def _fallback(om: Any, name: str, model: str) -> list[dict[str, Any]]:
             model,
             "What is an API gateway?",
             {
-                "content": ["FALLBACK-ANSWER-p2Wm:", " an API gateway is", " one entry point for many services."],
+                "content": [
+                    "FALLBACK-ANSWER-p2Wm:",
+                    " an API gateway is",
+                    " one entry point for many services.",
+                ],
                 "finish": "stop",
                 "usage": om.usage(31, 17),
             },
