@@ -170,3 +170,24 @@ def test_provider_accepts_false_requires_the_refusal() -> None:
     assert run_checks({"provider_accepts": False}, _exchange(["temperature: 1.5 is outside [0, 1]"])) == []
     (violation,) = run_checks({"provider_accepts": False}, _exchange([None]))
     assert "every call was accepted" in violation.message
+
+
+def test_the_openai_refusal_carries_its_param_and_code() -> None:
+    """OpenAI's envelope for a decimal seed names the parameter and the code, as the provider's does."""
+    import json
+
+    from harness.replay.plan import error_body
+
+    problem = refusal("openai.chat", {"model": "m", "messages": [USER], "seed": 1.5})
+    body = json.loads(
+        error_body(
+            "openai.chat",
+            400,
+            str(problem),
+            "invalid_request_error",
+            param=getattr(problem, "param", None),
+            code=getattr(problem, "code", None),
+        )
+    )
+    assert body["error"]["param"] == "seed" and body["error"]["code"] == "invalid_type"
+    assert "expected an integer, but got a decimal number instead" in body["error"]["message"]
