@@ -610,6 +610,100 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
             ),
         )
 
+    # A web search that failed (relay "search errors"): the web_search_tool_result carries an error object
+    # (§1.6 WebSearchToolResultError) instead of results; the model answers without them.
+    name = "web-search-error"
+    srv = "srvtoolu_01" + _rand(name, "srv", 22)
+    c[name] = (
+        'Server-side web search that fails: a text block, server_tool_use web_search (query "Oslo population '
+        '2026"), a web_search_tool_result whose content is the error {type: web_search_tool_result_error, '
+        "error_code: unavailable}, then a text block starting SEARCH-FAILED-m4Qx; web_search_requests 0.",
+        "wire-reference.md §1.6 (content blocks, Usage.server_tool_use)",
+        ok_interactions(
+            name,
+            "How many people live in Oslo?",
+            [
+                text("Let me search", " for the current population of Oslo."),
+                {
+                    "type": "server_tool_use",
+                    "id": srv,
+                    "name": "web_search",
+                    "pieces": ['{"query": "Oslo population 2026"}'],
+                },
+                {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": srv,
+                    "content": {"type": "web_search_tool_result_error", "error_code": "unavailable"},
+                },
+                text("SEARCH-FAILED-m4Qx:", " the search is unavailable; Oslo had about 700,000 people."),
+            ],
+            "end_turn",
+            {"input_tokens": 2113, "output_tokens": 96, "web_search_requests": 0},
+            req_extra={"tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]},
+        ),
+    )
+
+    # Pairs for comparing X-Relay-Cost-Usd (relay): per stream flag, the first call gets answer A and every
+    # later call answer B (the replay serves a flag's interactions in order), so one rule's two requests see
+    # two usages. relay-cost-cached: equal prompt totals (2060), B read 2048 of them from the cache.
+    # relay-cost-search: identical token usage, B is a web search with one billed search request.
+    def pair(
+        name: str, prompt: str, a: list[Any], ua: dict[str, int], b: list[Any], ub: dict[str, int]
+    ) -> list[Any]:
+        first = ok_interactions(name + "-a", prompt, a, "end_turn", ua)
+        second = ok_interactions(name + "-b", prompt, b, "end_turn", ub)
+        return [first[0], first[1], second[0], second[1]]
+
+    c["relay-cost-cached"] = (
+        "Two answers per stream flag, in order: A with 2060 uncached input tokens, then B (every later call) with "
+        "12 uncached and 2048 read from the prompt cache; both 18 output tokens.",
+        "wire-reference.md §1.6 (Usage), §1.7",
+        pair(
+            "relay-cost-cached",
+            "What is a prompt cache?",
+            [text("A prompt cache", " stores a processed prefix.")],
+            {"input_tokens": 2060, "output_tokens": 18},
+            [text("A prompt cache", " stores a processed prefix.")],
+            {"input_tokens": 12, "cache_read_input_tokens": 2048, "output_tokens": 18},
+        ),
+    )
+    srv = "srvtoolu_01" + _rand("relay-cost-search", "srv", 22)
+    c["relay-cost-search"] = (
+        "Two answers per stream flag, in order: A a plain text answer (2113 input, 96 output tokens), then B "
+        "(every later call) a web search answer with the same token usage and web_search_requests 1.",
+        "wire-reference.md §1.6 (content blocks, Usage.server_tool_use), §1.7",
+        pair(
+            "relay-cost-search",
+            "How many people live in Oslo?",
+            [text("COST-PLAIN-r8Tb:", " Oslo has about 717,000 people.")],
+            {"input_tokens": 2113, "output_tokens": 96},
+            [
+                text("Let me search", " for the current population of Oslo."),
+                {
+                    "type": "server_tool_use",
+                    "id": srv,
+                    "name": "web_search",
+                    "pieces": ['{"query": "Oslo population 2026"}'],
+                },
+                {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": srv,
+                    "content": [
+                        {
+                            "type": "web_search_result",
+                            "url": "https://www.ssb.no/en/befolkning",
+                            "title": "Population - Statistics Norway",
+                            "encrypted_content": "EqgfCioIARgBIiQ" + _rand("relay-cost-search", "enc", 24),
+                            "page_age": "November 20, 2026",
+                        }
+                    ],
+                },
+                text("COST-SEARCH-r8Tb:", " Oslo has about 717,000 people."),
+            ],
+            {"input_tokens": 2113, "output_tokens": 96, "web_search_requests": 1},
+        ),
+    )
+
     # A stream that fails after HTTP 200 (event: error, §1.7); the non-streaming twin is a 529.
     name = "stream-error-overloaded"
     events = sse_events(

@@ -34,9 +34,21 @@ MATCHER_KEYS: Final = frozenset(
         "one_of",
         "schema",
         "excludes",
+        "less_than",
+        "greater_than",
     }
 )
-_REF_KEYS: Final = ("equals", "not_equals", "contains", "one_of", "matches", "excludes", "schema")
+_REF_KEYS: Final = (
+    "equals",
+    "not_equals",
+    "contains",
+    "one_of",
+    "matches",
+    "excludes",
+    "schema",
+    "less_than",
+    "greater_than",
+)
 _LIMIT = 200
 
 
@@ -188,6 +200,8 @@ def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[
         yield from _contains(expected, value, violation)
     elif key == "schema":
         yield from _schema(expected, value, violation)
+    elif key in ("less_than", "greater_than"):
+        yield from _compare(key, expected, value, violation)
     else:
         yield violation({key: expected}, value, f"unknown matcher {key!r}")
 
@@ -205,6 +219,33 @@ def _contains(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
         yield violation(
             {"contains": expected}, value, f"`contains` needs a string or an array, got {json_type(value)}"
         )
+
+
+_DECIMAL = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
+
+
+def as_number(value: Any) -> float | None:
+    """A JSON number, or a string that spells a decimal number (a header such as X-Relay-Cost-Usd); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _DECIMAL.match(value):
+        return float(value)
+    return None
+
+
+def _compare(key: str, expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
+    # Costs and counts compared with each other (two answers of one rule): numbers or decimal strings.
+    bound, actual = as_number(expected), as_number(value)
+    if bound is None:
+        yield violation({key: expected}, value, f"`{key}` needs a number (or a decimal string) in the rule")
+    elif actual is None:
+        yield violation({key: expected}, value, f"expected a number, got {json_type(value)}")
+    elif key == "less_than" and not actual < bound:
+        yield violation({key: expected}, value, f"not less than {expected}")
+    elif key == "greater_than" and not actual > bound:
+        yield violation({key: expected}, value, f"not greater than {expected}")
 
 
 def _schema(schema: Any, value: Any, violation: Any) -> Iterator[Violation]:

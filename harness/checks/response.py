@@ -31,6 +31,17 @@ def no_response(check: str, exchange: Exchange) -> Violation | None:
     )
 
 
+def status_allowed(allowed: list[Any], status: int) -> bool:
+    """`status` is one of the integers, or in one of the classes (`"4xx"`: any client error)."""
+    for option in allowed:
+        if isinstance(option, str) and len(option) == 3 and option.endswith("xx") and option[0].isdigit():
+            if status // 100 == int(option[0]):
+                return True
+        elif option == status:
+            return True
+    return False
+
+
 def check_status(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     allowed = expected if isinstance(expected, list) else [expected]
     response = exchange.response
@@ -43,7 +54,7 @@ def check_status(expected: Any, exchange: Exchange) -> Iterator[Violation]:
             f"no response: {response.transport_error or 'nothing received'}; "
             f"{len(response.raw)} bytes received: {short(response.raw, 120)!r}",
         )
-    elif response.status not in allowed:
+    elif not status_allowed(allowed, response.status):
         yield Violation(
             "status",
             "status",

@@ -36,10 +36,29 @@ _HEADS = {
 }
 
 
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _png(size: int) -> bytes | None:
+    """A valid PNG of exactly `size` bytes: one pixel, padded with a private ancillary chunk (`gcPd`: a lower-case
+    first letter means decoders skip it), so a real provider decodes it in live mode. None when too small."""
+    pixel = zlib.compress(b"\x00\x00\x00\x00\x00")  # filter byte + one RGBA pixel
+    head = _png_head()
+    tail = _chunk(b"IDAT", pixel) + _chunk(b"IEND", b"")
+    filler = size - len(head) - len(tail) - 12
+    if filler < 0:
+        return None
+    return head + _chunk(b"gcPd", b"\x00" * filler) + tail
+
+
 def data_url(media_type: str, size: int) -> str:
-    """A `data:` URL whose payload decodes to exactly `size` bytes: the type's header, then zero filler."""
-    head = _HEADS.get(media_type, b"")[:size]
-    payload = head + b"\x00" * (size - len(head))
+    """A `data:` URL whose payload decodes to exactly `size` bytes: a whole PNG (padded inside), or the type's
+    header then zero filler."""
+    payload = _png(size) if media_type == "image/png" else None
+    if payload is None:
+        head = _HEADS.get(media_type, b"")[:size]
+        payload = head + b"\x00" * (size - len(head))
     return f"data:{media_type};base64,{base64.b64encode(payload).decode('ascii')}"
 
 

@@ -677,6 +677,7 @@ def _usage_without_include(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
 
 
 def _usage_after_error(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """A usage chunk beside a mid-stream error event: after it, or (`before: true`) just before it."""
     if ev is None:
         return []
     doc = ev.json()
@@ -684,8 +685,46 @@ def _usage_after_error(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
         st.memo["head"] = {k: doc[k] for k in ("id", "object", "created", "model") if k in doc}
     if kind_of(ev) == "error":
         usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-        return [ev, SseEvent.of_data({**st.memo.get("head", {}), "choices": [], "usage": usage})]
+        chunk = SseEvent.of_data({**st.memo.get("head", {}), "choices": [], "usage": usage})
+        return [chunk, ev] if st.params.get("before") else [ev, chunk]
     return [ev]
+
+
+def _arguments_only(ev: SseEvent) -> tuple[Any, str] | None:
+    """(index, arguments) of a chunk that is one tool call's arguments fragment and nothing else."""
+    doc = ev.json()
+    if kind_of(ev) != "tool" or not isinstance(doc, dict):
+        return None
+    calls = doc["choices"][0]["delta"]["tool_calls"]
+    if len(calls) != 1 or not isinstance(calls[0], dict) or set(calls[0]) - {"index", "function"}:
+        return None
+    function = calls[0].get("function")
+    if not isinstance(function, dict) or set(function) != {"arguments"}:
+        return None
+    return calls[0].get("index"), str(function["arguments"])
+
+
+def _merge_tool_arguments(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """Consecutive argument fragments of one tool call are sent as one (a gateway that buffers them)."""
+    held: SseEvent | None = st.memo.get("held")
+    if ev is None:
+        st.memo.pop("held", None)
+        return [held] if held else []
+    fragment = _arguments_only(ev)
+    if fragment is None:
+        st.memo.pop("held", None)
+        return ([held] if held else []) + [ev]
+    if held is None:
+        st.memo["held"] = ev
+        return []
+    before = _arguments_only(held)
+    if before is None or before[0] != fragment[0]:
+        st.memo["held"] = ev
+        return [held]
+    doc = copy.deepcopy(held.json())
+    doc["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] = before[1] + fragment[1]
+    st.memo["held"] = held.with_json(doc)
+    return []
 
 
 def _id_per_chunk(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
@@ -791,6 +830,7 @@ STREAM_OPS: dict[str, StreamFn] = {
     "usage_after_error": _usage_after_error,
     "id_per_chunk": _id_per_chunk,
     "repeat_tool_ids": _repeat_tool_ids,
+    "merge_tool_arguments": _merge_tool_arguments,
     "cut_after": _cut_after,
     "cut_after_seconds": _cut_after_seconds,
     "error_to_stop": _error_to_stop,

@@ -103,7 +103,14 @@ class ReplayEndpoints:
             answer = Answer(
                 status=400,
                 headers=(("content-type", "application/json"),),
-                body=error_body(kind, 400, msg, "invalid_request_error"),
+                body=error_body(
+                    kind,
+                    400,
+                    msg,
+                    "invalid_request_error",
+                    param=getattr(problem, "param", None),
+                    code=getattr(problem, "code", None),
+                ),
                 sse=False,
             )
         else:

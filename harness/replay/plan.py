@@ -101,7 +101,15 @@ def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
     return b"event: error\ndata: " + json.dumps({"type": "error", "error": dict(error)}).encode() + b"\n\n"
 
 
-def error_body(kind: str | None, status: int, message: str, error_type: str | None = None) -> bytes:
+def error_body(
+    kind: str | None,
+    status: int,
+    message: str,
+    error_type: str | None = None,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+) -> bytes:
     """A provider-style error envelope: OpenAI's on the chat channel, Gemini's on generateContent,
     Anthropic's elsewhere."""
     if kind == "gemini.generate":
@@ -111,7 +119,7 @@ def error_body(kind: str | None, status: int, message: str, error_type: str | No
     )
     if kind == "openai.chat":
         return json.dumps(
-            {"error": {"message": message, "type": etype, "param": None, "code": None}}
+            {"error": {"message": message, "type": etype, "param": param, "code": code}}
         ).encode()
     return json.dumps({"type": "error", "error": {"type": etype, "message": message}}).encode()
 

@@ -26,6 +26,50 @@ _MAGIC: Mapping[str, tuple[bytes, ...]] = {
 }
 
 
+# Parameters the providers type as integers: a JSON number with a fraction or an exponent (`1.0`,
+# `1.2345678901235e+18`) is refused even when its value is whole (OpenAI: "expected an integer, but got a
+# decimal number instead"). The parsed body tells them apart: json.loads gives a float for those.
+OPENAI_INTEGERS = ("seed", "n", "max_tokens", "max_completion_tokens", "top_logprobs")
+ANTHROPIC_INTEGERS = ("max_tokens", "top_k")
+
+
+class Problem(str):
+    """A refusal's message, with the `param` and `code` the provider puts beside it (OpenAI's envelope)."""
+
+    param: str | None = None
+    code: str | None = None
+
+    @classmethod
+    def of(cls, message: str, param: str | None = None, code: str | None = None) -> Problem:
+        problem = cls(message)
+        problem.param, problem.code = param, code
+        return problem
+
+
+def _decimal(value: Any) -> bool:
+    return isinstance(value, float)
+
+
+def _openai_integers(body: Mapping[str, Any]) -> Iterator[str]:
+    for name in OPENAI_INTEGERS:
+        if _decimal(body.get(name)):
+            yield Problem.of(
+                f"Invalid type for '{name}': expected an integer, but got a decimal number instead.",
+                param=name,
+                code="invalid_type",
+            )
+
+
+def _anthropic_integers(body: Mapping[str, Any]) -> Iterator[str]:
+    thinking = body.get("thinking")
+    values = {name: body.get(name) for name in ANTHROPIC_INTEGERS}
+    if isinstance(thinking, Mapping):
+        values["thinking.budget_tokens"] = thinking.get("budget_tokens")
+    for name, value in values.items():
+        if _decimal(value):
+            yield f"{name}: Input should be a valid integer"
+
+
 def refusal(kind: str | None, body: Any) -> str | None:
     """The first thing the provider behind `kind` would refuse in this request body, or None."""
     if not isinstance(body, Mapping):
@@ -50,6 +94,7 @@ def _range(body: Mapping[str, Any], name: str, low: float, high: float) -> Itera
 
 
 def anthropic_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    yield from _anthropic_integers(body)
     max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         yield f"max_tokens: required, a positive integer (got {max_tokens!r})"
@@ -176,6 +221,7 @@ def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
     if not isinstance(messages, list) or not messages:
         yield "messages: at least one message is required"
         return
+    yield from _openai_integers(body)
     yield from _range(body, "temperature", 0, 2)
     yield from _range(body, "top_p", 0, 1)
     yield from _range(body, "presence_penalty", -2, 2)

@@ -481,6 +481,20 @@ def test_repeat_tool_ids_copies_the_first_fragment_identity() -> None:
     assert (call["id"], call["type"], call["function"]["name"]) == ("call_1", "function", "f")
 
 
+def test_merge_tool_arguments_sends_consecutive_fragments_as_one() -> None:
+    part_1 = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a":'}}]})
+    part_2 = chunk({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]})
+    out = rewrite_stream([CALL_A, part_1, part_2, FINISH], [], [{"op": "merge_tool_arguments"}])
+    assert kinds(out) == ["tool", "tool", "finish"]
+    assert out[0].json() == CALL_A.json()  # the first fragment (id, name) is not an arguments-only one
+    assert out[1].json()["choices"][0]["delta"]["tool_calls"][0]["function"] == {"arguments": '{"a":1}'}
+
+
+def test_usage_before_error_puts_the_usage_chunk_first() -> None:
+    out = rewrite_stream([TEXT1, ERROR, DONE], [], [{"op": "usage_after_error", "before": True}])
+    assert kinds(out) == ["content", "usage", "error", "done"]
+
+
 def test_id_per_chunk_and_created_drift() -> None:
     ids = [e.json()["id"] for e in rewrite_stream([ROLE, TEXT1], [], [{"op": "id_per_chunk"}])]
     assert len(set(ids)) == 2

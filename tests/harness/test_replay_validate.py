@@ -88,6 +88,12 @@ REFUSED = {
     "bad base64": (_body(messages=[_image("image/png", PNG + "A")]), "not valid base64"),
     "png declared as jpeg": (_body(messages=[_image("image/jpeg", PNG)]), "does not decode to image/jpeg"),
     "unsupported media": (_body(messages=[_image("image/bmp", PNG)]), "not supported"),
+    "max_tokens as a decimal": (_body(max_tokens=1024.0), "max_tokens: Input should be a valid integer"),
+    "top_k as a decimal": (_body(top_k=5.0), "top_k: Input should be a valid integer"),
+    "budget as a decimal": (
+        _body(max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 2048.0}),
+        "thinking.budget_tokens: Input should be a valid integer",
+    ),
 }
 
 
@@ -122,6 +128,16 @@ def test_other_families(kind: str, body: dict[str, Any], refused: bool) -> None:
     assert (refusal(kind, body) is not None) is refused
 
 
+@pytest.mark.parametrize("name", ["seed", "n", "max_tokens", "max_completion_tokens", "top_logprobs"])
+def test_openai_integer_parameters_refuse_a_decimal(name: str) -> None:
+    """A JSON decimal for an integer parameter is refused even when whole (LYRouter's 19-digit rewrite)."""
+    assert refusal("openai.chat", {"model": "m", "messages": [USER], name: 3}) is None
+    for value in (3.0, 1.2345678901235e18):
+        problem = refusal("openai.chat", {"model": "m", "messages": [USER], name: value})
+        assert problem == f"Invalid type for '{name}': expected an integer, but got a decimal number instead."
+        assert getattr(problem, "param", None) == name and getattr(problem, "code", None) == "invalid_type"
+
+
 def _exchange(refusals: list[str | None]) -> Exchange:
     calls = tuple(
         UpstreamCall(
@@ -154,3 +170,24 @@ def test_provider_accepts_false_requires_the_refusal() -> None:
     assert run_checks({"provider_accepts": False}, _exchange(["temperature: 1.5 is outside [0, 1]"])) == []
     (violation,) = run_checks({"provider_accepts": False}, _exchange([None]))
     assert "every call was accepted" in violation.message
+
+
+def test_the_openai_refusal_carries_its_param_and_code() -> None:
+    """OpenAI's envelope for a decimal seed names the parameter and the code, as the provider's does."""
+    import json
+
+    from harness.replay.plan import error_body
+
+    problem = refusal("openai.chat", {"model": "m", "messages": [USER], "seed": 1.5})
+    body = json.loads(
+        error_body(
+            "openai.chat",
+            400,
+            str(problem),
+            "invalid_request_error",
+            param=getattr(problem, "param", None),
+            code=getattr(problem, "code", None),
+        )
+    )
+    assert body["error"]["param"] == "seed" and body["error"]["code"] == "invalid_type"
+    assert "expected an integer, but got a decimal number instead" in body["error"]["message"]

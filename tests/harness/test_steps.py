@@ -26,6 +26,27 @@ def test_data_url_decodes_to_exactly_the_size(media: str, size: int) -> None:
     assert data.startswith(magic[:size])
 
 
+@pytest.mark.parametrize("size", [4_500_000, 100])
+def test_a_png_data_url_is_a_whole_png(size: int) -> None:
+    """Live, a real provider decodes the picture: signature, IHDR, padding, IDAT, IEND, each CRC right."""
+    import struct
+    import zlib
+
+    data = base64.b64decode(data_url("image/png", size).partition(",")[2])
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    kinds, at = [], 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body)
+        if kind == b"IDAT":
+            assert zlib.decompress(body) == b"\x00" * 5  # filter byte + one RGBA pixel
+        kinds.append(kind)
+        at += 12 + length
+    assert at == len(data) == size
+    assert kinds == [b"IHDR", b"gcPd", b"IDAT", b"IEND"]
+
+
 def test_expand_data_urls_in_text() -> None:
     text = expand_data_urls('{"url": "${data_url:image/png:100}"}')
     assert text.startswith('{"url": "data:image/png;base64,') and "${" not in text

@@ -22,6 +22,9 @@ GOOD = [
     ("no_role_chunk", {"first_delta": {}}, {}),
     ("text_usage", {"usage_chunk": "optional"}, {}),
     ("text", {"usage_chunk": "optional", "done": "optional"}, {}),
+    # A failed stream's usage chunk is judged only as the rule says (EZAT bans it; LYRouter's doc is silent).
+    ("error_with_usage", {"error": True}, {"include_usage": True}),
+    ("error_with_usage", {"error": True}, {}),
 ]
 
 
@@ -83,7 +86,7 @@ BAD = [
     ("text", {"error": True}, {}, "does not end with an error event", "stream"),
     (
         "error_with_usage",
-        {"error": True},
+        {"error": True, "usage_chunk": "forbidden"},
         {"include_usage": True},
         "a usage chunk although the stream failed",
         "stream[2]",

@@ -132,3 +132,39 @@ def test_listener_placeholder_is_found_and_filled() -> None:
     filled = fill(request, "http://127.0.0.2:5")
     assert filled["body"]["messages"][0]["content"][0]["image_url"]["url"] == "http://127.0.0.2:5/a.png"
     assert request["body"]["messages"][0]["content"][0]["image_url"]["url"] == "${listener_url}/a.png"
+
+
+# --- issue 24: numeric comparison (costs of two answers) and status classes --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("matcher", "value", "holds"),
+    [
+        ({"less_than": "0.006450"}, "0.000966", True),
+        ({"less_than": "0.006450"}, "0.006450", False),
+        ({"less_than": 1}, 0.5, True),
+        ({"greater_than": 0}, "0.0001", True),
+        ({"greater_than": 0}, "0", False),
+        ({"greater_than": 0}, "free", False),  # not a number: a violation, never a pass
+        ({"less_than": "n/a"}, 1, False),  # a bound that is not a number (a missing header): a violation
+    ],
+)
+def test_less_than_and_greater_than(matcher: dict[str, Any], value: Any, holds: bool) -> None:
+    from harness.checks.matchers import match_values
+    from harness.checks.refs import References
+
+    ex = exchange("json/completion_text.json")
+    found = list(match_values(matcher, [value], check="headers", path="x", refs=References(ex)))
+    assert (not found) is holds, found
+
+
+@pytest.mark.parametrize(
+    ("expected", "status", "holds"),
+    [("4xx", 403, True), ("4xx", 500, False), (["4xx", 200], 200, True), (400, 400, True)],
+)
+def test_status_classes(expected: Any, status: int, holds: bool) -> None:
+    ex = dataclasses.replace(
+        exchange("json/completion_text.json"),
+        response=dataclasses.replace(exchange("json/completion_text.json").response, status=status),
+    )
+    assert (not list(CHECKS["status"](expected, ex))) is holds
