@@ -11,6 +11,7 @@ import httpx
 import jsonschema
 import pytest
 
+from harness.replay import sim_wire as wire
 from harness.replay import simulator as sim
 from harness.replay.sim_app import SimulatorServer
 
@@ -31,7 +32,7 @@ def _anthropic(**fields: Any) -> dict[str, Any]:
 
 
 def _gen(body: dict[str, Any], seed: int = 1, cache: sim.PrefixCache | None = None) -> sim.Generated:
-    return sim.generate(sim.anthropic_ask(body), random.Random(seed), cache or sim.PrefixCache(), "toolu_")
+    return sim.generate(wire.anthropic_ask(body), random.Random(seed), cache or sim.PrefixCache(), "toolu_")
 
 
 def test_text_varies_and_ends_the_turn() -> None:
@@ -43,11 +44,11 @@ def test_text_varies_and_ends_the_turn() -> None:
 def test_max_tokens_is_honoured_with_the_right_stop_reason() -> None:
     gen = _gen(_anthropic(max_tokens=1))
     assert gen.stop == "max_tokens" and gen.output_tokens == 1
-    message = sim.anthropic_message(gen, "m", "msg_1", "sig")
+    message = wire.anthropic_message(gen, "m", "msg_1", "sig")
     assert message["stop_reason"] == "max_tokens"
-    completion = sim.openai_completion(
+    completion = wire.openai_completion(
         sim.generate(
-            sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}),
+            wire.openai_ask({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}),
             random.Random(1),
             sim.PrefixCache(),
             "call_",
@@ -72,7 +73,7 @@ def test_explicit_instructions_are_followed_wherever_they_are_given() -> None:
         _anthropic(system="Reply with only the word ZEBRA.", messages=[{"role": "user", "content": ask}])
     )
     assert system.text == "ZEBRA" and system.stop == "end"
-    openai = sim.openai_ask(
+    openai = wire.openai_ask(
         {
             "messages": [
                 {
@@ -139,10 +140,10 @@ def test_a_tool_result_is_answered_in_text() -> None:
 def test_thinking_when_asked() -> None:
     gen = _gen(_anthropic(thinking={"type": "enabled", "budget_tokens": 1024}))
     assert gen.thinking and gen.thinking_tokens > 0
-    assert sim.anthropic_message(gen, "m", "i", "sig")["content"][0]["type"] == "thinking"
+    assert wire.anthropic_message(gen, "m", "i", "sig")["content"][0]["type"] == "thinking"
     assert not _gen(_anthropic()).thinking
-    ask = sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high"})
-    completion = sim.openai_completion(
+    ask = wire.openai_ask({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high"})
+    completion = wire.openai_completion(
         sim.generate(ask, random.Random(1), sim.PrefixCache(), "c"), "m", "c", 1
     )
     assert completion["choices"][0]["message"]["reasoning_content"]
@@ -165,9 +166,9 @@ def test_cache_creation_then_cache_reads_for_a_repeated_prefix() -> None:
     assert short.cache_read == short.cache_write == 0  # below the smallest cacheable prefix
     plain = {"messages": [{"role": "system", "content": "rules " * 1500}, {"role": "user", "content": "q1"}]}
     openai_cache = sim.PrefixCache()
-    one = sim.generate(sim.openai_ask(plain), random.Random(1), openai_cache, "c")
+    one = sim.generate(wire.openai_ask(plain), random.Random(1), openai_cache, "c")
     two = sim.generate(
-        sim.openai_ask({**plain, "messages": [plain["messages"][0], {"role": "user", "content": "q2"}]}),
+        wire.openai_ask({**plain, "messages": [plain["messages"][0], {"role": "user", "content": "q2"}]}),
         random.Random(1),
         openai_cache,
         "c",
@@ -187,7 +188,7 @@ def test_output_schema_is_honoured() -> None:
 
 def test_a_refused_request_is_a_provider_error() -> None:
     with pytest.raises(sim.SimulatorRequestError, match="max_tokens"):
-        sim.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        wire.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
 
 
 def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() -> None:
@@ -218,4 +219,4 @@ def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() ->
     jsonschema.validate(json.loads(arguments), WEATHER)
     chunks = [line[6:] for line in plain.text.splitlines() if line.startswith("data: ")]
     assert chunks[-1] == "[DONE]" and json.loads(chunks[-2])["choices"] == []
-    assert stats["calls"] == {"anthropic": 1, "openai": 1, "other": 0}
+    assert stats["calls"] == {"anthropic": 1, "openai": 1, "gemini": 0, "other": 0}
