@@ -114,7 +114,6 @@ class Simulator:
         data = sim.sse([*((None, c) for c in chunks), (None, "[DONE]")])
         return CutStream(sim.cut_bytes(data, self.rng))
 
-
     def _gemini(self, body: Any, path: str, alt: str | None) -> Response:
         if not isinstance(body, dict):
             return JSONResponse(gem.gemini_error(400, "Invalid JSON payload received."), 400)

@@ -53,7 +53,8 @@ def _lower_types(schema: Any) -> Any:
     """Gemini's OpenAPI-style schemas spell types in capitals (`STRING`); JSON Schema's are lower case."""
     if isinstance(schema, Mapping):
         return {
-            k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v)) for k, v in schema.items()
+            k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v))
+            for k, v in schema.items()
         }
     if isinstance(schema, list):
         return [_lower_types(v) for v in schema]
@@ -151,7 +152,7 @@ def gemini_events(response: Mapping[str, Any], rng: random.Random) -> list[dict[
     usage = response["usageMetadata"]
     pieces: list[dict[str, Any]] = []
     for part in candidate["content"]["parts"]:
-        if "text" in part and part["text"]:
+        if part.get("text"):
             pieces += [{**part, "text": p} for p in core.pieces(part["text"], rng)]
         elif "text" not in part:
             pieces.append(part)

@@ -295,4 +295,3 @@ def openai_chunks(
     if include_usage:
         out.append({**base, "choices": [], "usage": completion["usage"]})
     return out
-
