@@ -276,3 +276,25 @@ def cassette_problems(cassette: Cassette, scenario: Scenario) -> list[str]:
         label = "stream" if it.request.stream else "non-stream"
         lines += [f"#{i} ({label}) {p}" for p in problems(scenario.expect, it)]
     return lines
+
+
+def describe_recording(scenario: Scenario, it: Interaction) -> str:
+    """A description true of this recording: the scenario's properties with the values it shows."""
+    summary = summarize(it)
+    answer = answers.summarize(_served(it))
+    expect = scenario.expect
+    parts = [f"stop reason {summary.stop_reason}", f"content [{', '.join(summary.blocks)}]"]
+    if answer is not None:
+        for name in expect.get("tool_arguments") or {}:
+            args = [t.arguments for t in answer.tool_uses if t.name == name]
+            parts += [f"{name} arguments {a}" for a in args]
+        parts += [f"{name} {answer.usage.get(name, 0)}" for name in expect.get("usage") or {}]
+        if expect.get("thinking"):
+            parts.append(f"{len(answer.thinking)} characters of thinking")
+        if "text" in expect or "text_deltas" in expect:
+            parts.append(f"{len(answer.text)} characters of text")
+        if "model" in expect:
+            parts.append(f"model {answer.model}")
+    if "text_deltas" in expect:
+        parts.append(f"{_text_deltas(it)} text deltas")
+    return "Recorded: " + "; ".join(parts) + "."

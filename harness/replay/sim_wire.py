@@ -21,15 +21,13 @@ def anthropic_ask(body: Mapping[str, Any]) -> core.Ask:
     if not isinstance(body.get("max_tokens"), int):
         raise core.SimulatorRequestError("max_tokens: field required")
     system = body.get("system")
-    system_text = core.text_of(system)
-    all_text = (
-        system_text + " " + " ".join(core.text_of(m.get("content")) for m in messages if isinstance(m, dict))
-    )
     tools = tuple(
         (t["name"], t.get("input_schema", {}))
         for t in body.get("tools") or []
-        if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+        # A server tool (`type: web_search_20250305`, …) runs at the provider, which the simulator is not.
+        if isinstance(t, Mapping) and isinstance(t.get("name"), str) and t.get("type") in (None, "custom")
     )
+    prefixes, whole = _anthropic_cache_prefixes(body)
     choice = core.as_object(body.get("tool_choice"))
     forced = {"tool": choice.get("name"), "any": "*"}.get(str(choice.get("type")))
     thinking = body.get("thinking")
@@ -38,7 +36,8 @@ def anthropic_ask(body: Mapping[str, Any]) -> core.Ask:
     fmt = core.as_object(output.get("format"))
     return core.Ask(
         prompt=core.last_user_text(messages),
-        prompt_tokens=core.count_tokens(all_text) + 3 * len(messages),
+        # Counted on the same text the cache prefixes are, so read + written never exceed the prompt.
+        prompt_tokens=core.count_tokens(whole) + 3 * len(messages),
         max_tokens=body["max_tokens"],
         stops=tuple(s for s in body.get("stop_sequences") or [] if isinstance(s, str)),
         tools=tools,
@@ -48,13 +47,14 @@ def anthropic_ask(body: Mapping[str, Any]) -> core.Ask:
         after_tool_result=core.answers_tool_result(messages),
         thinking=wants_thinking,
         output_schema=fmt.get("schema") if fmt.get("type") == "json_schema" else None,
-        cache_prefixes=_anthropic_cache_prefixes(body),
+        cache_prefixes=prefixes,
         instructions=core.instruction_text(system, messages),
     )
 
 
-def _anthropic_cache_prefixes(body: Mapping[str, Any]) -> tuple[str, ...]:
-    """The request up to each `cache_control` breakpoint (tools, then system, then messages), as text."""
+def _anthropic_cache_prefixes(body: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The request up to each `cache_control` breakpoint (tools, then system, then messages), and the whole
+    request, as text."""
     seen: list[str] = []
     prefixes: list[str] = []
 
@@ -74,7 +74,7 @@ def _anthropic_cache_prefixes(body: Mapping[str, Any]) -> tuple[str, ...]:
     for message in body.get("messages") or []:
         if isinstance(message, Mapping):
             visit(message.get("content"), str(message.get("role")))
-    return tuple(prefixes)
+    return tuple(prefixes), "\n".join(seen)
 
 
 _ANTHROPIC_STOP = {
