@@ -38,6 +38,14 @@ TIME = {
 }
 WEATHER_ARGS = {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}
 TIME_ARGS = {"type": "object", "required": ["timezone"], "properties": {"timezone": {"type": "string"}}}
+
+
+def city(name: str) -> dict[str, Any]:
+    """The arguments a model gives a weather call for the city the prompt names (rules check the city)."""
+    return {"type": "object", "required": ["city"], "properties": {"city": {"const": name}}}
+
+
+ZONE = {"type": "object", "required": ["timezone"], "properties": {"timezone": {"const": "Europe/Paris"}}}
 JSON_SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
@@ -168,17 +176,17 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         ),
         stop_reason="tool_use",
         blocks=["tool_use(get_weather)"],
-        tool_arguments={"get_weather": WEATHER_ARGS},
+        tool_arguments={"get_weather": city("Oslo")},
     ),
     "anthropic/text-plus-tool": recordable(
         claude(
-            user("What is the weather in Oslo? Check it with the weather tool."),
+            user("What is the weather in Paris? Check it with the weather tool."),
             tools=[WEATHER],
             tool_choice={"type": "auto"},
         ),
         stop_reason="tool_use",
         blocks=["text", "tool_use(get_weather)"],
-        tool_arguments={"get_weather": WEATHER_ARGS},
+        tool_arguments={"get_weather": city("Paris")},
     ),
     "anthropic/tool-use-parallel": recordable(
         claude(
@@ -188,7 +196,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         ),
         stop_reason="tool_use",
         blocks=["text", "tool_use(get_weather)", "tool_use(get_time)"],
-        tool_arguments={"get_weather": WEATHER_ARGS, "get_time": TIME_ARGS},
+        tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
     ),
     "anthropic/thinking": recordable(
         claude(
@@ -310,15 +318,17 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         gpt(user("What is the weather in Oslo?"), tools=[OPENAI_WEATHER], tool_choice="required"),
         stop_reason="tool_calls",
         blocks=["tool_call(get_weather)"],
-        tool_arguments={"get_weather": WEATHER_ARGS},
+        tool_arguments={"get_weather": city("Oslo")},
     ),
     "openai/reasoning-content": recordable(
+        # DeepSeek's shape: reasoning_content and its own cache counters (rules read prompt_cache_hit_tokens).
         gpt(
             user("What is 17 times 23? Think it through."), model="deepseek-reasoner", reasoning_effort="high"
         ),
         stop_reason="stop",
         blocks=["reasoning", "text"],
         fields=["reasoning_content"],
+        usage_fields=["prompt_cache_hit_tokens", "prompt_cache_miss_tokens"],
         thinking=True,
     ),
     "openai/reasoning-field": recordable(
@@ -330,6 +340,12 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         thinking=True,
     ),
     "openai/content-filter": not_recordable(FILTER, stop_reason="content_filter"),
+    "openai/text-three-deltas": not_recordable(
+        "its rule checks each of three known text deltas arrives; where a provider cuts its stream is its own",
+        stop_reason="stop",
+        blocks=["text"],
+        text_deltas={"equals": 3},
+    ),
     **_errors(
         "openai",
         {
@@ -358,7 +374,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         ),
         stop_reason="STOP",
         blocks=["functionCall(get_weather)"],
-        tool_arguments={"get_weather": WEATHER_ARGS},
+        tool_arguments={"get_weather": city("Oslo")},
     ),
     "gemini/tool-call-parallel": recordable(
         gemini(
@@ -367,7 +383,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         ),
         stop_reason="STOP",
         blocks=["text", "functionCall(get_weather)", "functionCall(get_time)"],
-        tool_arguments={"get_weather": WEATHER_ARGS, "get_time": TIME_ARGS},
+        tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
     ),
     "gemini/cache-read": recordable(
         # Implicit caching: a long prompt sent twice is read from the cache the second time.

@@ -56,9 +56,9 @@ from harness.replay.providers import PROVIDERS, Provider, ProviderError
 from harness.replay.record_diff import diff_cassettes, fault_reason, summarize
 from harness.replay.scenario import (
     Scenario,
-    cassette_problems,
     describe_recording,
     parse_scenario,
+    problems,
     with_nonce,
 )
 
@@ -243,14 +243,18 @@ def record_scenario(
         if not isinstance(result, Cassette):
             return result
         fault = fault_reason(result)
-        found = (
-            (f"the provider answered with a fault: {fault}",)
-            if fault
-            else tuple(cassette_problems(result, scenario))
-        )
+        found = (f"the provider answered with a fault: {fault}",) if fault else _missing(result, scenario)
         if not found:
             return result
     return NotReproduced(found, max(attempts, 1))
+
+
+def _missing(cassette: Cassette, scenario: Scenario) -> tuple[str, ...]:
+    """What the recording lacks: the stream's problems, then any the derived non-stream answer adds."""
+    streamed = [problems(scenario.expect, it) for it in cassette.interactions if it.request.stream]
+    derived = [problems(scenario.expect, it) for it in cassette.interactions if not it.request.stream]
+    seen = [p for found in streamed for p in found]
+    return (*seen, *(f"non-stream: {p}" for found in derived for p in found if p not in seen))
 
 
 def _record_once(

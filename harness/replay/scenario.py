@@ -18,6 +18,7 @@ The `scenario` block of a cassette (specs/README.md, "Cassettes"):
         stop_sequence: '5'            # Anthropic: the stop sequence that ended the turn
         model: {matches: '-\\d{8}$'}
         fields: [reasoning_content]   # OpenAI: message / delta fields present
+        usage_fields: [prompt_cache_hit_tokens]   # usage fields present (a provider's own counters)
         text_deltas: {min: 20}        # streams: events carrying text
         status: 429                   # faults (not recordable): the status and error type they hold
         error_type: rate_limit_error
@@ -52,6 +53,7 @@ EXPECT_KEYS = frozenset(
         "stop_sequence",
         "model",
         "fields",
+        "usage_fields",
         "text_deltas",
         "status",
         "error_type",
@@ -196,6 +198,10 @@ def problems(expect: Mapping[str, Any], it: Interaction) -> list[str]:
         missing = [f for f in expect["fields"] if f not in summary.content_fields]
         if missing:
             out.append(f"fields: {', '.join(missing)} missing")
+    if "usage_fields" in expect:
+        missing = [f for f in expect["usage_fields"] if f not in summary.usage_fields]
+        if missing:
+            out.append(f"usage fields: {', '.join(missing)} missing")
     if "text_deltas" in expect and it.response.is_sse:
         out.extend(_bound("text deltas", _text_deltas(it), expect["text_deltas"]))
     answer = answers.summarize(_served(it)) if 200 <= it.response.status < 300 else None

@@ -197,8 +197,12 @@ def max_tokens_of(value: Any, default: int) -> int:
 # --- generating ------------------------------------------------------------------------------------
 
 
-def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
-    """A value valid against a (simple) JSON Schema: required properties, enums, types, array bounds."""
+def value_for_schema(
+    schema: Any, rng: random.Random, depth: int = 0, hints: Sequence[str] = (), name: str = ""
+) -> Any:
+    """A value valid against a (simple) JSON Schema: required properties, enums, types, array bounds. A free
+    string takes a name from the conversation when it has one (`hints`), as a model fills in `city` from
+    "the weather in Oslo"."""
     if not isinstance(schema, Mapping):
         return "value"
     if "const" in schema:
@@ -207,7 +211,7 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         return rng.choice(schema["enum"])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return value_for_schema(schema[key][0], rng, depth + 1)
+            return value_for_schema(schema[key][0], rng, depth + 1, hints, name)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -217,12 +221,12 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         props = as_object(schema.get("properties"))
         required = [r for r in schema.get("required", []) if isinstance(r, str)]
         names = list(dict.fromkeys([*required, *(list(props) if depth < 3 else [])]))
-        return {name: value_for_schema(props.get(name, {}), rng, depth + 1) for name in names}
+        return {n: value_for_schema(props.get(n, {}), rng, depth + 1, hints, n) for n in names}
     if kind == "array":
         count = max(int(schema.get("minItems", 1)), 1)
         if isinstance(schema.get("maxItems"), int):
             count = min(count, schema["maxItems"])
-        return [value_for_schema(schema.get("items", {}), rng, depth + 1) for _ in range(count)]
+        return [value_for_schema(schema.get("items", {}), rng, depth + 1, hints, name) for _ in range(count)]
     if kind == "integer":
         low = schema.get("minimum", 1)
         high = schema.get("maximum", max(low, 1) + 9)
@@ -234,9 +238,31 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         return rng.random() < 0.5
     if kind == "null":
         return None
+    hinted = _hint_for(name, hints)
+    if hinted is not None and len(hinted) >= int(schema.get("minLength", 0)):
+        return hinted
     text = rng.choice(_WORDS)
     low_len = int(schema.get("minLength", 0))
     return (text * (low_len // len(text) + 1))[: max(low_len, len(text))]
+
+
+def names_in(prompt: str) -> tuple[str, ...]:
+    """Proper names of the prompt (`Oslo`, `Europe/Paris`): capitalised words that do not open a sentence."""
+    found: list[str] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", prompt):
+        words = [w.strip(",;:()\"'") for w in sentence.split()]
+        alphabetic = [w for w in words if w[:1].isalpha()]
+        for word in alphabetic[1:]:
+            word = word.rstrip(".?!")
+            if re.fullmatch(r"[A-Z][\w-]*(?:/[A-Z][\w-]*)*", word) and word not in found and word != "I":
+                found.append(word)
+    return tuple(found)
+
+
+def _hint_for(name: str, hints: Sequence[str]) -> str | None:
+    # An area/zone name looks like `Europe/Paris`; any other name is a plain one (`Oslo`).
+    zoned = any(part in name.lower() for part in ("zone", "tz"))
+    return next((h for h in hints if ("/" in h) == zoned), None)
 
 
 def _cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, str | None]:
@@ -335,7 +361,11 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
         chosen = chosen[:1]
     if chosen:
         calls = tuple(
-            ToolCall(f"{id_prefix}{rng.getrandbits(64):016x}", name, value_for_schema(schema, rng))
+            ToolCall(
+                f"{id_prefix}{rng.getrandbits(64):016x}",
+                name,
+                value_for_schema(schema, rng, hints=names_in(ask.prompt)),
+            )
             for name, schema in chosen
         )
         # A forced choice makes the model answer with the call alone (the API prefills the turn for it).
