@@ -311,7 +311,10 @@ def test_a_transient_mid_stream_error_is_not_recorded(
         # google-genai raises on the error line itself: the stream's interaction fails with Gemini's status.
         assert "text-basic: FAILED at interaction #1: HTTP 503 UNAVAILABLE: The model is overloaded." in out
     else:
-        assert "text-basic: not reproduced: the provider answered with a fault: interaction #1 ends in a mid" in out
+        assert (
+            "text-basic: not reproduced: the provider answered with a fault: interaction #1 ends in a mid"
+            in out
+        )
     assert path.read_bytes() == before
 
 

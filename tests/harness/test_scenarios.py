@@ -74,8 +74,16 @@ def _cassette(name: str) -> Any:
             "blocks: got [text], want [tool_use(get_weather)]",
         ),
         ("anthropic/thinking", "anthropic/text-basic", "blocks: got [text], want [thinking, text]"),
-        ("anthropic/cache-read", "anthropic/cache-write", "usage cache_read_input_tokens: got 0, want at least 1024"),
-        ("anthropic/cache-write", "anthropic/cache-read", "usage cache_creation_input_tokens: got 0, want at least 1024"),
+        (
+            "anthropic/cache-read",
+            "anthropic/cache-write",
+            "usage cache_read_input_tokens: got 0, want at least 1024",
+        ),
+        (
+            "anthropic/cache-write",
+            "anthropic/cache-read",
+            "usage cache_creation_input_tokens: got 0, want at least 1024",
+        ),
         ("anthropic/text-plus-tool", "anthropic/tool-use-parallel", "tool get_weather: arguments invalid"),
         ("anthropic/json-answer", "anthropic/text-basic", "text: not JSON"),
         ("anthropic/stop-sequence", "anthropic/max-tokens", "stop_sequence: got null, want 5"),
