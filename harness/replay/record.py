@@ -1,8 +1,11 @@
-"""`gateway-conformance record`: re-record cassettes from a live provider with its official SDK and vcrpy.
+"""`gateway-conformance record`: refresh cassettes from a live provider with its official SDK and vcrpy.
 
-Each scenario's recorded requests are sent again; the answers are scrubbed, stamped `origin: recorded`, and
-compared semantically (record_diff.py: ids, timestamps, signatures and rate limits ignored) with the cassette
-they replace. The provider families are data in providers.py.
+Each cassette states its scenario (scenario.py). Record sends the scenario's own request (primed first when a
+cache read needs it), records the stream only and derives the non-stream answer from it (derive.py: one
+generation per pair), and keeps the recording only when it shows every property of the scenario, retrying up to
+`--attempts` times; otherwise the old cassette stays and the line says what was missing. Recordings are
+scrubbed, stamped `origin: recorded` (date, host, model, SDK) with a description of what they show, and compared
+semantically (record_diff.py) with the cassette they replace. The provider families are data in providers.py.
 """
 
 from __future__ import annotations
