@@ -285,6 +285,9 @@ def _record_once(
         (streamed,) = recorded
         interactions = list(old.interactions)
         interactions[index] = streamed
+        if fault_reason(replace(old, interactions=tuple(interactions))) is not None:
+            # A fault: record_scenario names it (by the stream's own index); nothing is derived from it.
+            return replace(old, interactions=tuple(interactions))
         if len(old.interactions) == 2:
             interactions[1 - index] = scrub(derive_nonstream(streamed, body, kind))
     except (CassetteError, DeriveError, ValueError) as exc:
