@@ -44,6 +44,7 @@ class UpstreamAnswer:
     raw_usage: Mapping[str, Any] = field(default_factory=dict)  # the final usage object as served
     tool_uses: tuple[ToolUse, ...] = ()
     thinking: str = ""
+    signature: str = ""  # the thinking blocks' signatures joined (Anthropic)
 
 
 def last_served(exchange: Exchange) -> ServedAnswer | None:
@@ -101,6 +102,7 @@ def _compact(value: Any) -> str:
 def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
     text: list[str] = []
     thinking: list[str] = []
+    signatures: list[str] = []
     tools: list[ToolUse] = []
     for block in body.get("content") or []:
         if not isinstance(block, Mapping):
@@ -109,6 +111,7 @@ def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
             text.append(block["text"])
         elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
             thinking.append(block["thinking"])
+            signatures.append(str(block.get("signature") or ""))
         elif block.get("type") == "tool_use":
             tools.append(ToolUse(block.get("id"), block.get("name"), _compact(block.get("input", {}))))
     usage = body.get("usage")
@@ -123,6 +126,7 @@ def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
         raw_usage=dict(usage) if isinstance(usage, Mapping) else {},
         tool_uses=tuple(tools),
         thinking="".join(thinking),
+        signature="".join(signatures),
     )
 
 
@@ -152,6 +156,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
                 usage.update({k: v for k, v in event["usage"].items() if v is not None})
     text: list[str] = []
     thinking: list[str] = []
+    signatures: list[str] = []
     tools: list[ToolUse] = []
     for block in blocks.values():
         start, parts = block["start"], block["parts"]
@@ -160,6 +165,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
             text.extend(p.get("text", "") for p in parts if p.get("type") == "text_delta")
         elif start.get("type") == "thinking":
             thinking.extend(p.get("thinking", "") for p in parts if p.get("type") == "thinking_delta")
+            signatures.extend(p.get("signature", "") for p in parts if p.get("type") == "signature_delta")
         elif start.get("type") == "tool_use":
             joined = "".join(p.get("partial_json", "") for p in parts if p.get("type") == "input_json_delta")
             parsed = views.parse_json(joined) if joined else views.Parsed(True, start.get("input", {}))
@@ -177,6 +183,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
         raw_usage=usage,
         tool_uses=tuple(tools),
         thinking="".join(t for t in thinking if isinstance(t, str)),
+        signature="".join(s for s in signatures if isinstance(s, str)),
     )
 
 

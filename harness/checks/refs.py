@@ -104,7 +104,7 @@ class References:
                 f"${{{ref}}}: no upstream answer was served for this case (or it was not a message)"
             )
         name, _, sub = rest.partition(".")
-        if name in ("text", "id", "model", "stop_reason", "thinking") and not sub:
+        if name in ("text", "id", "model", "stop_reason", "thinking", "signature") and not sub:
             return getattr(summary, name)
         if name == "usage" and sub:
             if sub in summary.usage:

@@ -160,12 +160,12 @@ def live_assertion(
     out = dict(assertion)
     changed = False
     path = str(assertion.get("path", ""))
-    for key in (*_VALUE_MATCHERS, "not_equals"):
+    for key in (*_VALUE_MATCHERS, "not_equals", "excludes"):
         if key not in out or not (_scripted(out[key], rule, answers) or _arguments_path(path)):
             continue
         value = out.pop(key)
         changed = True
-        if key == "not_equals":
+        if key in ("not_equals", "excludes"):  # what the unseen answer must not be: not observable live
             continue
         if isinstance(value, Mapping):  # a scripted object: the same keys, any honest values
             out["schema"] = {"type": "object", "required": sorted(value)}

@@ -11,7 +11,12 @@ injects faults (status errors, mid-stream errors, drops, delays, re-chunking) an
     server.py    ReplayServer (a background thread) and the foreground `serve-upstream`
     client.py    ReplayClient: the harness's side of the control API
     cassette.py  load, validate, scrub, write and match vcrpy cassettes
-    record.py    `gateway-conformance record`: regenerate cassettes against a live provider
+    record.py    `gateway-conformance record`: refresh cassettes against a live provider (providers.py: the
+                 families; record_diff.py: the semantic diff)
+    scenario.py  a cassette's scenario: its properties, the request that provokes it, the check of a recording
+    derive.py    the non-stream answer of a recorded stream's generation (one generation per pair)
+    simulator.py the generative fake provider (sim_wire.py: Anthropic and OpenAI formats; sim_gemini.py:
+                 Gemini; sim_app.py: the ASGI app and server of `serve-upstream --simulate`)
 
 Loopback file server under `/__gc/files/` (the harness's `${images_url}`), built in code, no files:
   tiny.png, tiny.jpg, tiny.gif, tiny.webp   valid 1x1 images with their real content-type

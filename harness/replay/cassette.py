@@ -85,6 +85,10 @@ class Provenance:
     description: str | None = None
     source: str | None = None
     host: str | None = None  # recorded: the API host, when it was not the provider's public API
+    sdk: str | None = None  # recorded: the SDK and its version that sent the requests (`anthropic 0.75.0`)
+    non_stream: str | None = (
+        None  # recorded: how the non-stream answer was made (`derived from the recorded stream`)
+    )
 
     def to_dict(self) -> dict[str, str]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -133,6 +137,8 @@ class Cassette:
     path: Path
     metadata: Provenance
     interactions: tuple[Interaction, ...]
+    # The scenario block as written (harness/replay/scenario.py parses and checks it); None: the cassette has none.
+    scenario: Mapping[str, Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +277,10 @@ def cassette_from_dict(data: Any, *, path: Path, name: str) -> Cassette:
     if not isinstance(raw, list) or not raw:
         raise CassetteError(path, "`interactions` must be a non-empty list")
     interactions = tuple(_interaction(item, path, i) for i, item in enumerate(raw))
-    return Cassette(name=name, path=path, metadata=metadata, interactions=interactions)
+    scenario = data.get("scenario")
+    if scenario is not None and not isinstance(scenario, dict):
+        raise CassetteError(path, "`scenario` must be a mapping")
+    return Cassette(name=name, path=path, metadata=metadata, interactions=interactions, scenario=scenario)
 
 
 def _provenance(meta: Any, path: Path) -> Provenance:
@@ -287,7 +296,17 @@ def _provenance(meta: Any, path: Path) -> Provenance:
     if missing:
         raise CassetteError(path, f"{origin} cassette lacks metadata: {', '.join(missing)}")
     values: dict[str, str | None] = {}
-    for key in ("date", "provider", "api_version", "model", "description", "source", "host"):
+    for key in (
+        "date",
+        "provider",
+        "api_version",
+        "model",
+        "description",
+        "source",
+        "host",
+        "sdk",
+        "non_stream",
+    ):
         value = meta.get(key)
         if isinstance(value, _dt.date):  # an unquoted YAML date
             value = value.isoformat()
@@ -316,6 +335,8 @@ def _provenance(meta: Any, path: Path) -> Provenance:
         description=values["description"],
         source=values["source"],
         host=host,
+        sdk=values["sdk"],
+        non_stream=values["non_stream"],
     )
 
 
@@ -435,11 +456,11 @@ def cassette_to_dict(cassette: Cassette) -> dict[str, Any]:
                 },
             }
         )
-    return {
-        "interactions": interactions,
-        "metadata": cassette.metadata.to_dict(),
-        "version": CASSETTE_FORMAT_VERSION,
-    }
+    out: dict[str, Any] = {"interactions": interactions, "metadata": cassette.metadata.to_dict()}
+    if cassette.scenario is not None:
+        out["scenario"] = dict(cassette.scenario)
+    out["version"] = CASSETTE_FORMAT_VERSION
+    return out
 
 
 def write_cassette(path: str | Path, cassette: Cassette) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from harness.errors import HarnessError
-from harness.replay.cassette import CREDENTIAL_QUERY_PARAMS, Interaction
+from harness.replay.cassette import CREDENTIAL_QUERY_PARAMS, RecordedRequest
 from harness.replay.matching import EndpointKind
 
 
@@ -38,20 +38,29 @@ class Provider:
     forwarded_request_headers: tuple[str, ...]  # sent again from the old cassette (they change the answer)
     version_header: str | None  # the request header naming the API version; None: the path's `v1`, `v1beta`
     connect: Callable[[str, str], contextlib.AbstractContextManager[Any]]  # (base_url, key) → SDK client
-    send: Callable[[Any, Interaction], None]  # raises ProviderError
+    send: Callable[[Any, RecordedRequest], None]  # raises ProviderError
+    sdk: str  # the SDK's distribution name, for the cassette's provenance
 
     @property
     def public_host(self) -> str:
         return urlsplit(self.base_url).hostname or ""
 
+    def sdk_version(self) -> str:
+        from importlib import metadata
 
-def forwarded_headers(provider: Provider, interaction: Interaction) -> dict[str, str]:
-    headers = interaction.request.headers
+        try:
+            return f"{self.sdk} {metadata.version(self.sdk)}"
+        except metadata.PackageNotFoundError:
+            return self.sdk
+
+
+def forwarded_headers(provider: Provider, request: RecordedRequest) -> dict[str, str]:
+    headers = request.headers
     return {h: headers[h][0] for h in provider.forwarded_request_headers if headers.get(h)}
 
 
-def _body(interaction: Interaction) -> dict[str, Any]:
-    body = interaction.request.json
+def _body(request: RecordedRequest) -> dict[str, Any]:
+    body = request.json
     if not isinstance(body, dict):
         raise ProviderError(None, None, "the recorded request body is not a JSON object")
     return dict(body)
@@ -68,16 +77,16 @@ def _anthropic_client(base_url: str, key: str) -> Iterator[Any]:
         yield client
 
 
-def _anthropic_send(client: Any, interaction: Interaction) -> None:
+def _anthropic_send(client: Any, request: RecordedRequest) -> None:
     import anthropic
     import httpx2
 
-    headers = forwarded_headers(ANTHROPIC, interaction)
+    headers = forwarded_headers(ANTHROPIC, request)
     try:
         # cast_to=httpx2.Response: the SDK returns the raw response without parsing, so SSE and JSON are read
         # whole and vcrpy stores the exact wire bytes; `stream` stays as recorded in the body.
         client.post(
-            "/v1/messages", body=_body(interaction), cast_to=httpx2.Response, options={"headers": headers}
+            "/v1/messages", body=_body(request), cast_to=httpx2.Response, options={"headers": headers}
         )
     except anthropic.APIStatusError as exc:
         raise ProviderError(exc.status_code, exc.type, exc.api_message or "") from exc
@@ -104,6 +113,7 @@ ANTHROPIC = Provider(
     version_header="anthropic-version",
     connect=_anthropic_client,
     send=_anthropic_send,
+    sdk="anthropic",
 )
 
 
@@ -118,16 +128,16 @@ def _openai_client(base_url: str, key: str) -> Iterator[Any]:
         yield client
 
 
-def _openai_send(client: Any, interaction: Interaction) -> None:
+def _openai_send(client: Any, request: RecordedRequest) -> None:
     import httpx2
     import openai
 
-    headers = forwarded_headers(OPENAI, interaction)
+    headers = forwarded_headers(OPENAI, request)
     try:
         # As for Anthropic: the raw response, read whole. The base URL carries `/v1` (the SDK's convention).
         client.post(
             "/chat/completions",
-            body=_body(interaction),
+            body=_body(request),
             cast_to=httpx2.Response,
             options={"headers": headers},
         )
@@ -154,6 +164,7 @@ OPENAI = Provider(
     version_header=None,
     connect=_openai_client,
     send=_openai_send,
+    sdk="openai",
 )
 
 
@@ -184,18 +195,18 @@ def gemini_path(uri: str) -> tuple[str, str]:
     return version, rest + (f"?{urlencode(query)}" if query else "")
 
 
-def _gemini_send(client: Any, interaction: Interaction) -> None:
+def _gemini_send(client: Any, request: RecordedRequest) -> None:
     from google.genai import errors
 
-    version, path = gemini_path(interaction.request.uri)
-    options = {"api_version": version, "headers": forwarded_headers(GEMINI, interaction)}
+    version, path = gemini_path(request.uri)
+    options = {"api_version": version, "headers": forwarded_headers(GEMINI, request)}
     api = client._api_client  # the SDK's REST layer: it sends our body as is and answers the raw HTTP body
     try:
-        if interaction.request.stream:
-            for _ in api.request_streamed("post", path, _body(interaction), options):
+        if request.stream:
+            for _ in api.request_streamed("post", path, _body(request), options):
                 pass  # read to the end: vcrpy has stored the whole stream by then
         else:
-            api.request("post", path, _body(interaction), options)
+            api.request("post", path, _body(request), options)
     except errors.APIError as exc:
         raise ProviderError(exc.code, exc.status, exc.message or "") from exc
     except _transport_errors() as exc:
@@ -222,6 +233,7 @@ GEMINI = Provider(
     version_header=None,
     connect=_gemini_client,
     send=_gemini_send,
+    sdk="google-genai",
 )
 
 PROVIDERS: dict[str, Provider] = {p.name: p for p in (ANTHROPIC, OPENAI, GEMINI)}

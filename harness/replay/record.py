@@ -1,8 +1,11 @@
-"""`gateway-conformance record`: re-record cassettes from a live provider with its official SDK and vcrpy.
+"""`gateway-conformance record`: refresh cassettes from a live provider with its official SDK and vcrpy.
 
-Each scenario's recorded requests are sent again; the answers are scrubbed, stamped `origin: recorded`, and
-compared semantically (record_diff.py: ids, timestamps, signatures and rate limits ignored) with the cassette
-they replace. The provider families are data in providers.py.
+Each cassette states its scenario (scenario.py). Record sends the scenario's own request (primed first when a
+cache read needs it), records the stream only and derives the non-stream answer from it (derive.py: one
+generation per pair), and keeps the recording only when it shows every property of the scenario, retrying up to
+`--attempts` times; otherwise the old cassette stays and the line says what was missing. Recordings are
+scrubbed, stamped `origin: recorded` (date, host, model, SDK) with a description of what they show, and compared
+semantically (record_diff.py) with the cassette they replace. The provider families are data in providers.py.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ import argparse
 import datetime as _dt
 import fnmatch
 import inspect
+import json
 import os
+import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,21 +41,39 @@ from harness.replay.cassette import (
     CassetteError,
     Interaction,
     Provenance,
+    RecordedRequest,
     cassette_from_dict,
     has_secret_text,
     load_cassette,
     load_named,
+    parse_json_body,
     redact_text,
     scrub,
     scrub_headers,
     scrub_uri,
     write_cassette,
 )
-from harness.replay.matching import endpoint_kind
+from harness.replay.derive import DeriveError, derive_nonstream, nonstream_request
+from harness.replay.matching import EndpointKind, endpoint_kind
 from harness.replay.providers import PROVIDERS, Provider, ProviderError
 from harness.replay.record_diff import diff_cassettes, fault_reason, summarize
+from harness.replay.scenario import (
+    Scenario,
+    describe_recording,
+    parse_scenario,
+    problems,
+    with_nonce,
+)
 
-__all__ = ["Failure", "diff_cassettes", "fault_reason", "main", "record_scenario", "write_checked"]
+__all__ = [
+    "Failure",
+    "NotReproduced",
+    "diff_cassettes",
+    "fault_reason",
+    "main",
+    "record_scenario",
+    "write_checked",
+]
 
 EXIT_FAILED = EXIT_FAILURES  # a scenario could not be recorded
 
@@ -163,41 +187,115 @@ def _clean(message: str, target: Target) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _send_all(old: Cassette, client: Any, target: Target) -> Failure | None:
-    """Send every recorded request again, in order; the first failure stops the scenario."""
-    provider = target.provider
-    for i, it in enumerate(old.interactions):
-        if endpoint_kind(it.request.path) != provider.endpoint:
-            return Failure(i, None, None, f"not a {provider.endpoint} request: {scrub_uri(it.request.path)}")
-        try:
-            provider.send(client, it)
-        except ProviderError as exc:
-            return Failure(i, exc.status, exc.error_type, _clean(exc.message, target))
+@dataclass(frozen=True)
+class NotReproduced:
+    """Recordings that did not show the scenario (what the last attempt lacked); the old cassette stays."""
+
+    problems: tuple[str, ...]
+    attempts: int
+
+    def describe(self) -> str:
+        tries = f"{self.attempts} attempts" if self.attempts > 1 else "1 attempt"
+        return f"not reproduced: {'; '.join(self.problems)} (after {tries}); the old cassette stays"
+
+
+def _send(client: Any, target: Target, request: RecordedRequest, index: int | None) -> Failure | None:
+    try:
+        target.provider.send(client, request)
+    except ProviderError as exc:
+        return Failure(index, exc.status, exc.error_type, _clean(exc.message, target))
     return None
 
 
-def record_scenario(old: Cassette, target: Target, *, workdir: Path, today: str) -> Cassette | Failure:
-    """Record `old`'s requests against the provider; the result is scrubbed and stamped, not yet written."""
-    tmp = workdir / f"{old.path.stem}.vcr.yaml"
-    with (
-        target.provider.connect(target.base_url, target.key) as client,
-        _recorder(target).use_cassette(str(tmp)),
-    ):
-        failure = _send_all(old, client, target)
+def _stream_request(stream: RecordedRequest, body: Mapping[str, Any], kind: EndpointKind) -> RecordedRequest:
+    """The scenario's body sent as the cassette's stream request (Gemini streams by path, the others by flag;
+    OpenAI is asked for its usage chunk, which the derived non-stream answer needs)."""
+    sent = dict(body)
+    if kind != "gemini.generate":
+        sent["stream"] = True
+    if kind == "openai.chat":
+        sent["stream_options"] = {"include_usage": True}
+    raw = json.dumps(sent, separators=(",", ":"), ensure_ascii=False).encode()
+    return replace(stream, body=raw, json=parse_json_body(raw))
+
+
+def record_scenario(
+    old: Cassette, scenario: Scenario, target: Target, *, workdir: Path, today: str, attempts: int = 1
+) -> Cassette | Failure | NotReproduced:
+    """Provoke `scenario` against the provider until a recording shows it (at most `attempts` times).
+
+    One generation per pair: only the stream is recorded; the non-stream answer is derived from it (derive.py).
+    The result is scrubbed and stamped, not yet written.
+    """
+    kind = target.provider.endpoint
+    streams = [i for i, it in enumerate(old.interactions) if it.request.stream]
+    plain = [i for i, it in enumerate(old.interactions) if not it.request.stream]
+    if len(streams) != 1 or len(plain) > 1 or scenario.request is None:
+        return Failure(
+            None, None, None, "a recordable scenario is one stream interaction and its non-stream pair"
+        )
+    for it in old.interactions:
+        if endpoint_kind(it.request.path) != kind:
+            return Failure(None, None, None, f"not a {kind} request: {scrub_uri(it.request.path)}")
+    found: tuple[str, ...] = ()
+    for attempt in range(1, max(attempts, 1) + 1):
+        nonce = secrets.token_hex(6)
+        result = _record_once(
+            old, scenario, target, workdir / f"{old.path.stem}.{attempt}.vcr.yaml", nonce, today
+        )
+        if not isinstance(result, Cassette):
+            return result
+        fault = fault_reason(result)
+        found = (f"the provider answered with a fault: {fault}",) if fault else _missing(result, scenario)
+        if not found:
+            return result
+    return NotReproduced(found, max(attempts, 1))
+
+
+def _missing(cassette: Cassette, scenario: Scenario) -> tuple[str, ...]:
+    """What the recording lacks: the stream's problems, then any the derived non-stream answer adds."""
+    streamed = [problems(scenario.expect, it) for it in cassette.interactions if it.request.stream]
+    derived = [problems(scenario.expect, it) for it in cassette.interactions if not it.request.stream]
+    seen = [p for found in streamed for p in found]
+    return (*seen, *(f"non-stream: {p}" for found in derived for p in found if p not in seen))
+
+
+def _record_once(
+    old: Cassette, scenario: Scenario, target: Target, tmp: Path, nonce: str, today: str
+) -> Cassette | Failure:
+    kind = target.provider.endpoint
+    index = next(i for i, it in enumerate(old.interactions) if it.request.stream)
+    body = with_nonce(scenario.request, nonce)
+    stream = _stream_request(old.interactions[index].request, body, kind)
+    with target.provider.connect(target.base_url, target.key) as client:
+        if scenario.prime is not None:
+            # Outside the recorder: the priming answer is not kept, it only puts the prefix in the cache.
+            prime = nonstream_request(stream, with_nonce(scenario.prime, nonce), kind)
+            failure = _send(client, target, prime, None)
+            if failure is not None:
+                return replace(failure, message=f"priming request: {failure.message}")
+        with _recorder(target).use_cassette(str(tmp)):
+            failure = _send(client, target, stream, index)
     if failure is not None:
         return failure
     if not tmp.is_file():
         return Failure(None, None, None, "vcrpy recorded nothing (is the SDK's transport patched?)")
     try:
-        new = _to_cassette(tmp, old, target, today)
-    except CassetteError as exc:
-        return Failure(None, None, None, f"recording refused: {exc.problem}")
-    # A transient fault (a mid-stream error after HTTP 200) must not become the scenario's answer.
-    fault = fault_reason(new)
-    return Failure(None, None, "fault", f"the provider answered with a fault: {fault}") if fault else new
+        recorded = _recorded(tmp, old)
+        (streamed,) = recorded
+        interactions = list(old.interactions)
+        interactions[index] = streamed
+        if fault_reason(replace(old, interactions=tuple(interactions))) is not None:
+            # A fault: record_scenario names it (by the stream's own index); nothing is derived from it.
+            return replace(old, interactions=tuple(interactions))
+        if len(old.interactions) == 2:
+            interactions[1 - index] = scrub(derive_nonstream(streamed, body, kind))
+    except (CassetteError, DeriveError, ValueError) as exc:
+        return Failure(None, None, None, f"recording refused: {getattr(exc, 'problem', exc)}")
+    return _stamped(old, scenario, tuple(interactions), target, today, index)
 
 
-def _to_cassette(tmp: Path, old: Cassette, target: Target, today: str) -> Cassette:
+def _recorded(tmp: Path, old: Cassette) -> tuple[Interaction, ...]:
     raw = yaml.load(tmp.read_text(encoding="utf-8"), Loader=yamlserializer._CassetteLoader)
     for item in raw.get("interactions") or []:
         # vcrpy's hooks already scrubbed; this second pass is the cassette module's own rules.
@@ -206,12 +304,22 @@ def _to_cassette(tmp: Path, old: Cassette, target: Target, today: str) -> Casset
         item["response"]["headers"] = _lists(
             scrub_headers(item["response"].get("headers") or {}, drop=DROPPED_RESPONSE_HEADERS)
         )
-    # Provisional provenance: api_version and model are read from the recording itself, below.
-    raw["metadata"] = {"origin": "synthesized", "date": today, "provider": old.metadata.provider}
+    raw["metadata"] = {"origin": "synthesized", "date": "2000-01-01", "provider": old.metadata.provider}
     parsed = cassette_from_dict(raw, path=old.path, name=old.name)
-    interactions = tuple(scrub(it) for it in parsed.interactions)
+    return tuple(scrub(it) for it in parsed.interactions)
+
+
+def _stamped(
+    old: Cassette,
+    scenario: Scenario,
+    interactions: tuple[Interaction, ...],
+    target: Target,
+    today: str,
+    stream_index: int,
+) -> Cassette:
     models = [m for it in interactions if (m := summarize(it).model)]
     asked = [m for it in interactions if (m := _requested_model(it))]
+    pair = len(interactions) == 2
     provenance = Provenance(
         origin="recorded",
         date=today,
@@ -219,10 +327,12 @@ def _to_cassette(tmp: Path, old: Cassette, target: Target, today: str) -> Casset
         api_version=_api_version(interactions, target.provider),
         # The model the provider says answered; the requested one only when no answer names it.
         model=next(iter([*models, *asked]), None),
-        description=old.metadata.description,
+        description=describe_recording(scenario, interactions[stream_index]),
         host=target.host,
+        sdk=target.provider.sdk_version(),
+        non_stream=f"derived from the recorded stream (interaction #{stream_index})" if pair else None,
     )
-    return replace(parsed, metadata=provenance, interactions=interactions)
+    return replace(old, metadata=provenance, interactions=interactions, scenario=scenario.to_dict())
 
 
 def _api_version(interactions: Sequence[Interaction], provider: Provider) -> str | None:
@@ -280,7 +390,8 @@ def write_checked(cassette: Cassette, dest: Path, key: str, *, staging: Path) ->
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gateway-conformance record",
-        description="Regenerate cassettes against a live provider and show what changed.",
+        description="Regenerate cassettes against a live provider: each scenario is provoked with its own request "
+        "and written only when the recording shows it; the semantic diff is printed.",
     )
     p.add_argument("--provider", required=True, help=f"the provider to record from ({'|'.join(PROVIDERS)})")
     p.add_argument(
@@ -291,7 +402,18 @@ def _parser() -> argparse.ArgumentParser:
         help="only cassettes whose name matches (repeatable; default: all)",
     )
     p.add_argument("--base-url", help="the provider's API base URL (default: its public API)")
-    p.add_argument("--cassettes-dir", type=Path, help="the cassettes folder (default: the suite's own)")
+    p.add_argument(
+        "--cassettes-dir",
+        type=Path,
+        help="the cassettes folder to refresh (default: ./cassettes, seeded from the suite's set when missing)",
+    )
+    p.add_argument(
+        "--attempts",
+        type=int,
+        default=1,
+        metavar="N",
+        help="record a scenario up to N times until a recording shows it (default 1)",
+    )
     p.add_argument("--dry-run", action="store_true", help="record and show the diff, but write nothing")
     return p
 
@@ -345,45 +467,85 @@ def _target(args: argparse.Namespace) -> Target:
     return Target(provider, base_url, key, var, api_host(base_url, provider))
 
 
+def cassettes_folder(given: Path | None, *, dry_run: bool, out: TextIO) -> Path:
+    """Where record reads and writes: `--cassettes-dir`, else `./cassettes` of the current project, seeded from
+    the suite's set when missing. Never the installed package's own copy."""
+    suite = paths.cassettes_dir().resolve()
+    folder = (given or Path.cwd() / "cassettes").resolve()
+    installed = Path(paths.__file__).resolve().parent / "_data"
+    if folder == installed / "cassettes" or installed in folder.parents:
+        raise ConfigError(
+            f"{folder} is inside the installed package; pass --cassettes-dir DIR (a folder of your project)"
+        )
+    if given is None and not folder.is_dir():
+        if dry_run:
+            print(
+                f"no ./cassettes here: reading the suite's set at {suite} (dry run: nothing is written)",
+                file=out,
+            )
+            return suite
+        shutil.copytree(suite, folder, ignore=shutil.ignore_patterns("_*.py", "__pycache__"))
+        print(f"writing to {folder} (seeded from the suite's set at {suite})", file=out)
+    elif given is None:
+        print(f"writing to {folder} (./cassettes of the current project)", file=out)
+    return folder
+
+
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
     name = target.provider.name
-    folder = (args.cassettes_dir or paths.cassettes_dir()) / name
+    base = cassettes_folder(args.cassettes_dir, dry_run=args.dry_run, out=out)
+    folder = base / name
     if not folder.is_dir():
         raise ConfigError(f"no cassettes folder {folder}")
     files = _select(folder, args.scenario)
     if not files:
         raise ConfigError(f"no cassette under {folder} matches {', '.join(args.scenario) or '*'}")
+    if args.attempts < 1:
+        raise ConfigError("--attempts must be at least 1")
     today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     dry = " (dry run: nothing is written)" if args.dry_run else ""
     print(f"recording {len(files)} {name} scenario(s) from {_safe_url(target.base_url)}{dry}", file=out)
-    counts = {"recorded": 0, "not recordable": 0, "failed": 0}
+    counts = {"recorded": 0, "not recordable": 0, "not reproduced": 0, "failed": 0}
+    missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="gc-record-") as work:
         for path in files:
-            outcome = _record_file(path, target, Path(work), today, dry_run=args.dry_run, out=out)
+            outcome = _record_file(path, target, Path(work), today, args=args, out=out)
             counts[outcome] += 1
+            if outcome in ("not reproduced", "failed"):
+                missed.append(f"{name}/{path.stem}")
     print("summary: " + ", ".join(f"{n} {label}" for label, n in counts.items()), file=out)
-    return EXIT_FAILED if counts["failed"] else EXIT_OK
+    if missed:
+        print(f"not written (the old cassettes stay): {', '.join(missed)}", file=out)
+    return EXIT_FAILED if missed else EXIT_OK
 
 
-def _record_file(path: Path, target: Target, work: Path, today: str, *, dry_run: bool, out: TextIO) -> str:
+def _record_file(
+    path: Path, target: Target, work: Path, today: str, *, args: argparse.Namespace, out: TextIO
+) -> str:
     """Record one cassette file, print what happened; the outcome is a key of `_run`'s counts."""
     name = f"{target.provider.name}/{path.stem}"
     try:
         old = load_named(name, path.parent.parent)
+        scenario = parse_scenario(old.scenario, old.path)
     except CassetteError as exc:
         print(f"{name}: FAILED: cannot read the cassette it replaces: {exc.problem}", file=out)
         return "failed"
-    reason = fault_reason(old)
-    if reason is not None:
-        print(f"{name}: not recordable (fault scenario): {reason}", file=out)
+    if scenario is None:
+        print(f"{name}: FAILED: the cassette states no scenario (see cassettes/_scenarios.py)", file=out)
+        return "failed"
+    if not scenario.recordable:
+        print(f"{name}: not recordable: {scenario.why}", file=out)
         return "not recordable"
-    result = record_scenario(old, target, workdir=work, today=today)
+    result = record_scenario(old, scenario, target, workdir=work, today=today, attempts=args.attempts)
     if isinstance(result, Cassette):
         try:
-            write_checked(result, path, target.key, staging=work if dry_run else path.parent)
+            write_checked(result, path, target.key, staging=work if args.dry_run else path.parent)
         except CassetteError as exc:
             result = Failure(None, None, None, f"recording refused: {exc.problem}")
+    if isinstance(result, NotReproduced):
+        print(f"{name}: {result.describe()}", file=out)
+        return "not reproduced"
     if isinstance(result, Failure):
         print(f"{name}: {result.describe()}", file=out)
         return "failed"
@@ -392,7 +554,7 @@ def _record_file(path: Path, target: Target, work: Path, today: str, *, dry_run:
     host = f", host {meta.host}" if meta.host else ""
     print(
         f"{name}: recorded {len(result.interactions)} interaction(s), model {meta.model}, "
-        f"{version} {meta.api_version}{host}; {'would replace' if dry_run else 'replaced'} {path}",
+        f"{version} {meta.api_version}{host}; {'would replace' if args.dry_run else 'replaced'} {path}",
         file=out,
     )
     for line in diff_cassettes(old, result) or ["no semantic change"]:

@@ -1,7 +1,8 @@
 """The live provider simulator as an ASGI app and a loopback server (`serve-upstream --simulate`).
 
-Anthropic Messages (`…/messages`) and OpenAI-compatible Chat Completions (`…/chat/completions`, under any base
-path) answered by `harness.replay.simulator` from the request alone. `GET /__gc/health` answers ok and
+Anthropic Messages (`…/messages`), OpenAI-compatible Chat Completions (`…/chat/completions`, under any base
+path) and Gemini (`…/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`) answered by
+`harness.replay.simulator` from the request alone. `GET /__gc/health` answers ok and
 `GET /__gc/stats` counts the provider calls (so a test can see live traffic went here and nowhere else).
 """
 
@@ -25,6 +26,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from harness.replay import server as server_module
+from harness.replay import sim_gemini as gem
+from harness.replay import sim_wire as wire
 from harness.replay import simulator as sim
 
 
@@ -49,7 +52,7 @@ class Simulator:
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
         self.cache = sim.PrefixCache()
-        self.calls = {"anthropic": 0, "openai": 0, "other": 0}
+        self.calls = {"anthropic": 0, "openai": 0, "gemini": 0, "other": 0}
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "simulator": True})
@@ -69,6 +72,9 @@ class Simulator:
         if request.method == "POST" and path.endswith("/chat/completions"):
             self.calls["openai"] += 1
             return self._openai(body)
+        if request.method == "POST" and path.endswith((":generateContent", ":streamGenerateContent")):
+            self.calls["gemini"] += 1
+            return self._gemini(body, path, request.query_params.get("alt"))
         self.calls["other"] += 1
         return JSONResponse(
             {"error": {"message": f"no endpoint {request.method} {path}", "type": "not_found"}}, 404
@@ -78,35 +84,53 @@ class Simulator:
         if not isinstance(body, dict):
             return _anthropic_error("the request body must be a JSON object")
         try:
-            ask = sim.anthropic_ask(body)
+            ask = wire.anthropic_ask(body)
         except sim.SimulatorRequestError as exc:
             return _anthropic_error(str(exc))
         gen = sim.generate(ask, self.rng, self.cache, "toolu_")
-        message = sim.anthropic_message(
+        message = wire.anthropic_message(
             gen, str(body.get("model")), f"msg_{secrets.token_hex(12)}", secrets.token_urlsafe(24)
         )
         if body.get("stream") is not True:
             return JSONResponse(message, headers={"request-id": f"req_{secrets.token_hex(12)}"})
-        data = sim.sse(sim.anthropic_events(message, self.rng))
+        data = sim.sse(wire.anthropic_events(message, self.rng))
         return CutStream(sim.cut_bytes(data, self.rng))
 
     def _openai(self, body: Any) -> Response:
         if not isinstance(body, dict):
             return _openai_error("the request body must be a JSON object")
         try:
-            ask = sim.openai_ask(body)
+            ask = wire.openai_ask(body)
         except sim.SimulatorRequestError as exc:
             return _openai_error(str(exc))
         gen = sim.generate(ask, self.rng, self.cache, "call_")
-        completion = sim.openai_completion(
+        completion = wire.openai_completion(
             gen, str(body.get("model")), f"chatcmpl-{secrets.token_hex(12)}", int(time.time())
         )
         if body.get("stream") is not True:
             return JSONResponse(completion)
         options = sim.as_object(body.get("stream_options"))
-        chunks = sim.openai_chunks(completion, options.get("include_usage") is True, self.rng)
+        chunks = wire.openai_chunks(completion, options.get("include_usage") is True, self.rng)
         data = sim.sse([*((None, c) for c in chunks), (None, "[DONE]")])
         return CutStream(sim.cut_bytes(data, self.rng))
+
+    def _gemini(self, body: Any, path: str, alt: str | None) -> Response:
+        if not isinstance(body, dict):
+            return JSONResponse(gem.gemini_error(400, "Invalid JSON payload received."), 400)
+        try:
+            ask = gem.gemini_ask(body)
+        except sim.SimulatorRequestError as exc:
+            return JSONResponse(gem.gemini_error(400, str(exc)), 400)
+        gen = sim.generate(ask, self.rng, self.cache, "")
+        answer = gem.gemini_response(
+            gen, gem.model_of(path), secrets.token_urlsafe(16), thoughts=gem.shows_thoughts(body)
+        )
+        if not path.endswith(":streamGenerateContent"):
+            return JSONResponse(answer, media_type="application/json; charset=UTF-8")
+        events = gem.gemini_events(answer, self.rng)
+        if alt != "sse":  # without alt=sse the API streams one JSON array of the same responses
+            return JSONResponse(events)
+        return CutStream(sim.cut_bytes(gem.gemini_sse(events), self.rng))
 
 
 def _anthropic_error(message: str) -> Response:
@@ -135,7 +159,7 @@ class SimulatorServer:
     """The simulator on a loopback port, on a background thread (like ReplayServer).
 
     >>> with SimulatorServer() as server:
-    ...     server.url  # 'http://127.0.0.1:54321' — the gateway's Anthropic / OpenAI-compatible base URL
+    ...     server.url  # 'http://127.0.0.1:54321' — the gateway's Anthropic / OpenAI-compatible / Gemini base URL
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, seed: int | None = None) -> None:

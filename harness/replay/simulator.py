@@ -1,11 +1,12 @@
-"""A generative fake provider for testing live mode offline: it answers from the request alone, as a real model
-does structurally (Anthropic Messages and OpenAI-compatible Chat Completions).
+"""A generative fake provider for testing live mode and rehearsing `record` offline: it answers from the request
+alone, as a real model does structurally (the family formats live in sim_wire.py and sim_gemini.py).
 
 It never reads case markers, rule ids or cassettes — a rule tuned to it would fail against a real provider. Its
 answers vary from call to call (text length, ids, the byte offsets a stream is cut at) the way a model's do;
 what a model guarantees it honours: `max_tokens` with the right stop reason, stop sequences, forced and automatic
-tool choice with arguments generated from the tool's input schema, thinking when asked, a `response_format` /
-`output_config.format` schema, prompt-cache writes then reads for a repeated prefix.
+tool choice with arguments generated from the tool's input schema (under automatic choice a sentence of text
+comes first, as models write), thinking when asked, an output schema, prompt-cache writes then reads for a
+repeated prefix of at least the provider's minimum cacheable length.
 
 Pure: the caller passes the random source and the prefix cache; nothing here does I/O or reads the clock.
 """
@@ -21,10 +22,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Anthropic's smallest cacheable prefix for most models (prompt caching docs); shorter prefixes are not cached.
+# Anthropic's smallest cacheable prefix "for most models" (prompt caching docs: 1,024 tokens; some Haiku models
+# need more); a shorter prefix with a breakpoint is simply not cached, without an error.
 MIN_CACHEABLE_TOKENS = 1024
-# OpenAI-compatible providers cache prompts of at least this many tokens automatically.
+# OpenAI caches prompts of 1,024 tokens or more automatically, the cached share growing in 128-token steps
+# (prompt caching guide); OpenAI-compatible providers that report cached_tokens follow the same scheme.
 OPENAI_MIN_CACHED_TOKENS = 1024
+OPENAI_CACHE_STEP = 128
+# Gemini's implicit caching starts at 1,024 tokens for 2.5 Flash (the model every Gemini cassette names; 2.5 Pro
+# needs more). The simulator uses Flash's minimum for every model: the lower bound, so a prompt that caches on
+# any Gemini model caches here too.
+GEMINI_MIN_CACHED_TOKENS = 1024
 _WORDS = tuple(
     [
         "the",
@@ -77,12 +85,14 @@ class PrefixCache:
 
     entries: set[str] = field(default_factory=set)
 
+    def seen(self, prefix: str) -> bool:
+        return hashlib.sha256(prefix.encode()).hexdigest() in self.entries
+
     def use(self, prefix: str) -> bool:
         """True when `prefix` was cached before (a read); otherwise it is written now."""
-        key = hashlib.sha256(prefix.encode()).hexdigest()
-        if key in self.entries:
+        if self.seen(prefix):
             return True
-        self.entries.add(key)
+        self.entries.add(hashlib.sha256(prefix.encode()).hexdigest())
         return False
 
 
@@ -116,7 +126,7 @@ def as_object(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -125,26 +135,26 @@ def _text_of(content: Any) -> str:
             if isinstance(part, Mapping):
                 for key in ("text", "thinking", "content"):
                     if isinstance(part.get(key), (str, list)):
-                        parts.append(_text_of(part[key]))
+                        parts.append(text_of(part[key]))
         return " ".join(p for p in parts if p)
     return ""
 
 
-def _last_user_text(messages: Sequence[Any]) -> str:
+def last_user_text(messages: Sequence[Any]) -> str:
     for message in reversed(messages):
         if isinstance(message, Mapping) and message.get("role") == "user":
-            return _text_of(message.get("content"))
+            return text_of(message.get("content"))
     return ""
 
 
-def _instruction_text(system: Any, messages: Sequence[Any]) -> str:
+def instruction_text(system: Any, messages: Sequence[Any]) -> str:
     """The text a model takes instructions from: the system prompt and every system, developer and user turn."""
     turns = [
-        _text_of(m.get("content"))
+        text_of(m.get("content"))
         for m in messages
         if isinstance(m, Mapping) and m.get("role") in ("system", "developer", "user")
     ]
-    return " ".join(t for t in (_text_of(system), *turns) if t)
+    return " ".join(t for t in (text_of(system), *turns) if t)
 
 
 # Instructions a model follows to the letter, whoever gives them (system prompt or user): the only word to
@@ -167,7 +177,7 @@ def _instructed_text(instructions: str, prompt: str) -> str | None:
     return None
 
 
-def _answers_tool_result(messages: Sequence[Any]) -> bool:
+def answers_tool_result(messages: Sequence[Any]) -> bool:
     """The conversation's last turn hands back a tool result: a model answers it in text."""
     if not messages or not isinstance(messages[-1], Mapping):
         return False
@@ -180,15 +190,19 @@ def _answers_tool_result(messages: Sequence[Any]) -> bool:
     )
 
 
-def _max_tokens(value: Any, default: int) -> int:
+def max_tokens_of(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
 
 
 # --- generating ------------------------------------------------------------------------------------
 
 
-def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
-    """A value valid against a (simple) JSON Schema: required properties, enums, types, array bounds."""
+def value_for_schema(
+    schema: Any, rng: random.Random, depth: int = 0, hints: Sequence[str] = (), name: str = ""
+) -> Any:
+    """A value valid against a (simple) JSON Schema: required properties, enums, types, array bounds. A free
+    string takes a name from the conversation when it has one (`hints`), as a model fills in `city` from
+    "the weather in Oslo"."""
     if not isinstance(schema, Mapping):
         return "value"
     if "const" in schema:
@@ -197,7 +211,7 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         return rng.choice(schema["enum"])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return value_for_schema(schema[key][0], rng, depth + 1)
+            return value_for_schema(schema[key][0], rng, depth + 1, hints, name)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -207,12 +221,12 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         props = as_object(schema.get("properties"))
         required = [r for r in schema.get("required", []) if isinstance(r, str)]
         names = list(dict.fromkeys([*required, *(list(props) if depth < 3 else [])]))
-        return {name: value_for_schema(props.get(name, {}), rng, depth + 1) for name in names}
+        return {n: value_for_schema(props.get(n, {}), rng, depth + 1, hints, n) for n in names}
     if kind == "array":
         count = max(int(schema.get("minItems", 1)), 1)
         if isinstance(schema.get("maxItems"), int):
             count = min(count, schema["maxItems"])
-        return [value_for_schema(schema.get("items", {}), rng, depth + 1) for _ in range(count)]
+        return [value_for_schema(schema.get("items", {}), rng, depth + 1, hints, name) for _ in range(count)]
     if kind == "integer":
         low = schema.get("minimum", 1)
         high = schema.get("maximum", max(low, 1) + 9)
@@ -224,9 +238,31 @@ def value_for_schema(schema: Any, rng: random.Random, depth: int = 0) -> Any:
         return rng.random() < 0.5
     if kind == "null":
         return None
+    hinted = _hint_for(name, hints)
+    if hinted is not None and len(hinted) >= int(schema.get("minLength", 0)):
+        return hinted
     text = rng.choice(_WORDS)
     low_len = int(schema.get("minLength", 0))
     return (text * (low_len // len(text) + 1))[: max(low_len, len(text))]
+
+
+def names_in(prompt: str) -> tuple[str, ...]:
+    """Proper names of the prompt (`Oslo`, `Europe/Paris`): capitalised words that do not open a sentence."""
+    found: list[str] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", prompt):
+        words = [w.strip(",;:()\"'") for w in sentence.split()]
+        alphabetic = [w for w in words if w[:1].isalpha()]
+        for word in alphabetic[1:]:
+            word = word.rstrip(".?!")
+            if re.fullmatch(r"[A-Z][\w-]*(?:/[A-Z][\w-]*)*", word) and word not in found and word != "I":
+                found.append(word)
+    return tuple(found)
+
+
+def _hint_for(name: str, hints: Sequence[str]) -> str | None:
+    # An area/zone name looks like `Europe/Paris`; any other name is a plain one (`Oslo`).
+    zoned = any(part in name.lower() for part in ("zone", "tz"))
+    return next((h for h in hints if ("/" in h) == zoned), None)
 
 
 def _cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, str | None]:
@@ -269,30 +305,47 @@ class Ask:
     thinking: bool
     output_schema: Any  # a JSON Schema the text must validate against, or None
     json_object: bool = False
-    # Anthropic: the request up to its last cache breakpoint; OpenAI-compatible (cache_auto): the whole prompt.
-    cache_prefix: str | None = None
+    # Anthropic: the request up to each cache breakpoint, in order; automatic caching (OpenAI-compatible,
+    # Gemini): the whole prompt, cached from `auto_min` tokens on.
+    cache_prefixes: tuple[str, ...] = ()
     cache_auto: bool = False
+    auto_min: int = OPENAI_MIN_CACHED_TOKENS
     instructions: str = ""  # system prompt plus system, developer and user turns (_instruction_text)
+
+
+def cache_usage(ask: Ask, cache: PrefixCache) -> tuple[int, int]:
+    """(tokens read from the cache, tokens written to it) for this request; the cache learns the new prefixes."""
+    if ask.cache_auto:
+        prompt = ask.cache_prefixes[-1] if ask.cache_prefixes else ""
+        size = count_tokens(prompt)
+        if size < ask.auto_min:
+            return 0, 0
+        # The longest step-sized prefix of the prompt seen before is read; every step is remembered.
+        steps = range(ask.auto_min, size + 1, OPENAI_CACHE_STEP)
+        hits = [n for n in steps if cache.use("auto:" + prompt[: n * 4])]
+        return max(hits, default=0), 0
+    # Explicit breakpoints (Anthropic): the longest breakpoint prefix cached before is read; the request up to
+    # its last breakpoint is written beyond that. A prefix under the minimum is neither read nor written.
+    cacheable = [p for p in ask.cache_prefixes if count_tokens(p) >= MIN_CACHEABLE_TOKENS]
+    read = max((count_tokens(p) for p in cacheable if cache.seen(p)), default=0)
+    for prefix in cacheable:
+        cache.use(prefix)
+    written = count_tokens(cacheable[-1]) - read if cacheable else 0
+    return read, max(written, 0)
+
+
+def _preamble(calls: Sequence[tuple[str, Any]], rng: random.Random) -> str:
+    """The sentence a model writes before calling tools it chose itself (tool_choice auto)."""
+    names = " and ".join(name for name, _ in calls)
+    opener = rng.choice(("I'll use", "Let me call", "I will check with"))
+    return f"{opener} {names} to answer that."
 
 
 def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -> Generated:
     thinking = _THOUGHT if ask.thinking else ""
     thinking_tokens = count_tokens(thinking)
     budget = max(ask.max_tokens - thinking_tokens, 1) if thinking else ask.max_tokens
-    cache_read = cache_write = 0
-    explicit = ask.cache_prefix is not None and not ask.cache_auto
-    if explicit and count_tokens(ask.cache_prefix or "") >= MIN_CACHEABLE_TOKENS:
-        size = count_tokens(ask.cache_prefix or "")
-        if cache.use(ask.cache_prefix or ""):
-            cache_read = size
-        else:
-            cache_write = size
-    elif ask.cache_auto and ask.cache_prefix and count_tokens(ask.cache_prefix) >= OPENAI_MIN_CACHED_TOKENS:
-        # Automatic caching in 128-token steps: the longest such prefix of the prompt seen before is read.
-        size = count_tokens(ask.cache_prefix)
-        steps = [n for n in range(OPENAI_MIN_CACHED_TOKENS, size + 1, 128)]
-        hits = [n for n in steps if cache.use("auto:" + ask.cache_prefix[: n * 4])]
-        cache_read = max(hits, default=0)
+    cache_read, cache_write = cache_usage(ask, cache)
     input_tokens = max(ask.prompt_tokens - cache_read - cache_write, 0)
     wants_tool = ask.tools and not ask.tool_choice_none and not ask.after_tool_result
     lowered = ask.prompt.lower()
@@ -308,12 +361,20 @@ def generate(ask: Ask, rng: random.Random, cache: PrefixCache, id_prefix: str) -
         chosen = chosen[:1]
     if chosen:
         calls = tuple(
-            ToolCall(f"{id_prefix}{rng.getrandbits(64):016x}", name, value_for_schema(schema, rng))
+            ToolCall(
+                f"{id_prefix}{rng.getrandbits(64):016x}",
+                name,
+                value_for_schema(schema, rng, hints=names_in(ask.prompt)),
+            )
             for name, schema in chosen
         )
-        out_tokens = sum(count_tokens(json.dumps(c.arguments)) for c in calls) + thinking_tokens
+        # A forced choice makes the model answer with the call alone (the API prefills the turn for it).
+        text = _preamble(chosen, rng) if ask.forced_tool is None else ""
+        out_tokens = (
+            sum(count_tokens(json.dumps(c.arguments)) for c in calls) + count_tokens(text) + thinking_tokens
+        )
         return Generated(
-            "",
+            text,
             "tool",
             tool_calls=calls,
             thinking=thinking,
@@ -354,299 +415,12 @@ def _mentions(lowered_prompt: str, tool_name: str) -> bool:
     return name in lowered_prompt or any(w in prompt_words for w in words)
 
 
-# --- Anthropic Messages ----------------------------------------------------------------------------
-
-
-def anthropic_ask(body: Mapping[str, Any]) -> Ask:
-    """Read a Messages request; a request Anthropic refuses raises SimulatorRequestError."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise SimulatorRequestError("messages: field required")
-    if not isinstance(body.get("max_tokens"), int):
-        raise SimulatorRequestError("max_tokens: field required")
-    system = body.get("system")
-    system_text = _text_of(system)
-    all_text = (
-        system_text + " " + " ".join(_text_of(m.get("content")) for m in messages if isinstance(m, dict))
-    )
-    tools = tuple(
-        (t["name"], t.get("input_schema", {}))
-        for t in body.get("tools") or []
-        if isinstance(t, Mapping) and isinstance(t.get("name"), str)
-    )
-    choice = as_object(body.get("tool_choice"))
-    forced = {"tool": choice.get("name"), "any": "*"}.get(str(choice.get("type")))
-    thinking = body.get("thinking")
-    wants_thinking = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
-    output = as_object(body.get("output_config"))
-    fmt = as_object(output.get("format"))
-    return Ask(
-        prompt=_last_user_text(messages),
-        prompt_tokens=count_tokens(all_text) + 3 * len(messages),
-        max_tokens=body["max_tokens"],
-        stops=tuple(s for s in body.get("stop_sequences") or [] if isinstance(s, str)),
-        tools=tools,
-        forced_tool=forced,
-        tool_choice_none=choice.get("type") == "none",
-        parallel=choice.get("disable_parallel_tool_use") is not True,
-        after_tool_result=_answers_tool_result(messages),
-        thinking=wants_thinking,
-        output_schema=fmt.get("schema") if fmt.get("type") == "json_schema" else None,
-        cache_prefix=_anthropic_cache_prefix(body),
-        instructions=_instruction_text(system, messages),
-    )
-
-
-def _anthropic_cache_prefix(body: Mapping[str, Any]) -> str | None:
-    """The request up to its last `cache_control` breakpoint (tools, then system, then messages), as text."""
-    seen: list[str] = []
-    prefix: str | None = None
-
-    def visit(blocks: Any, label: str) -> None:
-        nonlocal prefix
-        if isinstance(blocks, str):
-            seen.append(f"{label}:{blocks}")
-            return
-        for block in blocks if isinstance(blocks, list) else []:
-            if not isinstance(block, Mapping):
-                continue
-            seen.append(f"{label}:{json.dumps({k: v for k, v in block.items() if k != 'cache_control'})}")
-            if block.get("cache_control"):
-                prefix = "\n".join(seen)
-
-    visit(body.get("tools"), "tool")
-    visit(body.get("system"), "system")
-    for message in body.get("messages") or []:
-        if isinstance(message, Mapping):
-            visit(message.get("content"), str(message.get("role")))
-    return prefix
-
-
-_ANTHROPIC_STOP = {
-    "end": "end_turn",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "tool": "tool_use",
-}
-
-
-def anthropic_message(gen: Generated, model: str, message_id: str, signature: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    if gen.thinking:
-        content.append({"type": "thinking", "thinking": gen.thinking, "signature": signature})
-    if gen.text or not gen.tool_calls:
-        content.append({"type": "text", "text": gen.text})
-    for call in gen.tool_calls:
-        content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)})
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": _ANTHROPIC_STOP[gen.stop],
-        "stop_sequence": gen.stop_sequence,
-        "usage": {
-            "input_tokens": gen.input_tokens,
-            "cache_creation_input_tokens": gen.cache_write,
-            "cache_read_input_tokens": gen.cache_read,
-            "output_tokens": gen.output_tokens,
-            # wire-reference 1.7: the reasoning share of output_tokens
-            "output_tokens_details": {"thinking_tokens": gen.thinking_tokens} if gen.thinking else None,
-        },
-    }
-
-
-def _pieces(text: str, rng: random.Random) -> list[str]:
+def pieces(text: str, rng: random.Random) -> list[str]:
     out, i = [], 0
     while i < len(text):
         step = rng.randint(1, 12)
         out.append(text[i : i + step])
         i += step
-    return out
-
-
-def anthropic_events(message: Mapping[str, Any], rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    """The Messages stream for a finished message: (event name, data) pairs in wire order."""
-    usage = message["usage"]
-    start = {
-        **{k: v for k, v in message.items() if k not in ("content", "stop_reason", "stop_sequence", "usage")},
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {**usage, "output_tokens": 1},
-    }
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": start})
-    ]
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            head: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], rng)]
-        elif block["type"] == "thinking":
-            head = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"], rng)]
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        else:
-            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            deltas = [
-                {"type": "input_json_delta", "partial_json": p}
-                for p in _pieces(json.dumps(block["input"]), rng)
-            ]
-        events.append(
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": head})
-        )
-        if index == 0:
-            events.append(("ping", {"type": "ping"}))
-        events += [
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-            for d in deltas
-        ]
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-                "usage": {
-                    "output_tokens": usage["output_tokens"],
-                    "output_tokens_details": usage["output_tokens_details"],
-                },
-            },
-        )
-    )
-    events.append(("message_stop", {"type": "message_stop"}))
-    return events
-
-
-# --- OpenAI-compatible Chat Completions ------------------------------------------------------------
-
-
-def openai_ask(body: Mapping[str, Any]) -> Ask:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise SimulatorRequestError("messages: field required")
-    all_text = " ".join(_text_of(m.get("content")) for m in messages if isinstance(m, Mapping))
-    tools = tuple(
-        (t["function"]["name"], t["function"].get("parameters", {}))
-        for t in body.get("tools") or []
-        if isinstance(t, Mapping)
-        and isinstance(t.get("function"), Mapping)
-        and isinstance(t["function"].get("name"), str)
-    )
-    choice = body.get("tool_choice")
-    forced: str | None = None
-    if choice == "required":
-        forced = "*"
-    elif isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
-        forced = choice["function"].get("name")
-    stop = body.get("stop")
-    stops = (stop,) if isinstance(stop, str) else tuple(s for s in stop or [] if isinstance(s, str))
-    fmt = as_object(body.get("response_format"))
-    spec = as_object(fmt.get("json_schema"))
-    effort = body.get("reasoning_effort")
-    thinking = body.get("thinking")
-    wants_thinking = (
-        (isinstance(effort, str) and effort not in ("none", "minimal"))
-        or body.get("enable_thinking") is True
-        or (isinstance(thinking, Mapping) and thinking.get("type") == "enabled")
-    )
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
-    return Ask(
-        prompt=_last_user_text(messages),
-        prompt_tokens=count_tokens(all_text) + 3 * len(messages),
-        max_tokens=_max_tokens(limit, 4096),
-        stops=stops,
-        tools=tools,
-        forced_tool=forced,
-        tool_choice_none=choice == "none",
-        parallel=body.get("parallel_tool_calls") is not False,
-        after_tool_result=_answers_tool_result(messages),
-        thinking=wants_thinking,
-        output_schema=spec.get("schema") if fmt.get("type") == "json_schema" else None,
-        json_object=fmt.get("type") == "json_object",
-        cache_prefix=all_text,
-        cache_auto=True,
-        instructions=_instruction_text(None, messages),
-    )
-
-
-_OPENAI_FINISH = {"end": "stop", "max_tokens": "length", "stop_sequence": "stop", "tool": "tool_calls"}
-
-
-def openai_usage(gen: Generated) -> dict[str, Any]:
-    prompt = gen.input_tokens + gen.cache_read + gen.cache_write
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": gen.output_tokens,
-        "total_tokens": prompt + gen.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": gen.cache_read},
-        "completion_tokens_details": {"reasoning_tokens": gen.thinking_tokens},
-    }
-
-
-def openai_completion(gen: Generated, model: str, completion_id: str, created: int) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": gen.text if not gen.tool_calls else None}
-    if gen.thinking:
-        message["reasoning_content"] = gen.thinking
-    if gen.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-            }
-            for c in gen.tool_calls
-        ]
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": _OPENAI_FINISH[gen.stop]}
-        ],
-        "usage": openai_usage(gen),
-    }
-
-
-def openai_chunks(
-    completion: Mapping[str, Any], include_usage: bool, rng: random.Random
-) -> list[dict[str, Any]]:
-    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-    choice = completion["choices"][0]
-    message = choice["message"]
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-    out = [chunk({"role": "assistant", "content": ""})]
-    out += [chunk({"reasoning_content": p}) for p in _pieces(message.get("reasoning_content") or "", rng)]
-    out += [chunk({"content": p}) for p in _pieces(message.get("content") or "", rng)]
-    for index, call in enumerate(message.get("tool_calls") or []):
-        fn = call["function"]
-        out.append(
-            chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {"name": fn["name"], "arguments": ""},
-                        }
-                    ]
-                }
-            )
-        )
-        out += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
-            for p in _pieces(fn["arguments"], rng)
-        ]
-    out.append(chunk({}, choice["finish_reason"]))
-    if include_usage:
-        out.append({**base, "choices": [], "usage": completion["usage"]})
     return out
 
 

@@ -11,6 +11,8 @@ import httpx
 import jsonschema
 import pytest
 
+from harness.replay import sim_gemini as gem
+from harness.replay import sim_wire as wire
 from harness.replay import simulator as sim
 from harness.replay.sim_app import SimulatorServer
 
@@ -31,7 +33,7 @@ def _anthropic(**fields: Any) -> dict[str, Any]:
 
 
 def _gen(body: dict[str, Any], seed: int = 1, cache: sim.PrefixCache | None = None) -> sim.Generated:
-    return sim.generate(sim.anthropic_ask(body), random.Random(seed), cache or sim.PrefixCache(), "toolu_")
+    return sim.generate(wire.anthropic_ask(body), random.Random(seed), cache or sim.PrefixCache(), "toolu_")
 
 
 def test_text_varies_and_ends_the_turn() -> None:
@@ -43,11 +45,11 @@ def test_text_varies_and_ends_the_turn() -> None:
 def test_max_tokens_is_honoured_with_the_right_stop_reason() -> None:
     gen = _gen(_anthropic(max_tokens=1))
     assert gen.stop == "max_tokens" and gen.output_tokens == 1
-    message = sim.anthropic_message(gen, "m", "msg_1", "sig")
+    message = wire.anthropic_message(gen, "m", "msg_1", "sig")
     assert message["stop_reason"] == "max_tokens"
-    completion = sim.openai_completion(
+    completion = wire.openai_completion(
         sim.generate(
-            sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}),
+            wire.openai_ask({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}),
             random.Random(1),
             sim.PrefixCache(),
             "call_",
@@ -72,7 +74,7 @@ def test_explicit_instructions_are_followed_wherever_they_are_given() -> None:
         _anthropic(system="Reply with only the word ZEBRA.", messages=[{"role": "user", "content": ask}])
     )
     assert system.text == "ZEBRA" and system.stop == "end"
-    openai = sim.openai_ask(
+    openai = wire.openai_ask(
         {
             "messages": [
                 {
@@ -139,10 +141,10 @@ def test_a_tool_result_is_answered_in_text() -> None:
 def test_thinking_when_asked() -> None:
     gen = _gen(_anthropic(thinking={"type": "enabled", "budget_tokens": 1024}))
     assert gen.thinking and gen.thinking_tokens > 0
-    assert sim.anthropic_message(gen, "m", "i", "sig")["content"][0]["type"] == "thinking"
+    assert wire.anthropic_message(gen, "m", "i", "sig")["content"][0]["type"] == "thinking"
     assert not _gen(_anthropic()).thinking
-    ask = sim.openai_ask({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high"})
-    completion = sim.openai_completion(
+    ask = wire.openai_ask({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "high"})
+    completion = wire.openai_completion(
         sim.generate(ask, random.Random(1), sim.PrefixCache(), "c"), "m", "c", 1
     )
     assert completion["choices"][0]["message"]["reasoning_content"]
@@ -165,9 +167,9 @@ def test_cache_creation_then_cache_reads_for_a_repeated_prefix() -> None:
     assert short.cache_read == short.cache_write == 0  # below the smallest cacheable prefix
     plain = {"messages": [{"role": "system", "content": "rules " * 1500}, {"role": "user", "content": "q1"}]}
     openai_cache = sim.PrefixCache()
-    one = sim.generate(sim.openai_ask(plain), random.Random(1), openai_cache, "c")
+    one = sim.generate(wire.openai_ask(plain), random.Random(1), openai_cache, "c")
     two = sim.generate(
-        sim.openai_ask({**plain, "messages": [plain["messages"][0], {"role": "user", "content": "q2"}]}),
+        wire.openai_ask({**plain, "messages": [plain["messages"][0], {"role": "user", "content": "q2"}]}),
         random.Random(1),
         openai_cache,
         "c",
@@ -187,7 +189,7 @@ def test_output_schema_is_honoured() -> None:
 
 def test_a_refused_request_is_a_provider_error() -> None:
     with pytest.raises(sim.SimulatorRequestError, match="max_tokens"):
-        sim.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        wire.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
 
 
 def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() -> None:
@@ -218,4 +220,129 @@ def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() ->
     jsonschema.validate(json.loads(arguments), WEATHER)
     chunks = [line[6:] for line in plain.text.splitlines() if line.startswith("data: ")]
     assert chunks[-1] == "[DONE]" and json.loads(chunks[-2])["choices"] == []
-    assert stats["calls"] == {"anthropic": 1, "openai": 1, "other": 0}
+    assert stats["calls"] == {"anthropic": 1, "openai": 1, "gemini": 0, "other": 0}
+
+
+def test_a_sentence_comes_before_tools_the_model_chose_itself_but_not_before_a_forced_call() -> None:
+    tools = [{"name": "get_weather", "input_schema": WEATHER}]
+    ask = [{"role": "user", "content": "What is the weather in Oslo?"}]
+    auto = wire.anthropic_message(_gen(_anthropic(tools=tools, messages=ask)), "m", "msg_1", "sig")
+    assert [b["type"] for b in auto["content"]] == ["text", "tool_use"] and auto["content"][0]["text"]
+    # The argument comes from the conversation, as a model fills in the city it was asked about.
+    assert auto["content"][1]["input"]["city"] == "Oslo"
+    forced = _gen(_anthropic(tools=tools, messages=ask, tool_choice={"type": "tool", "name": "get_weather"}))
+    assert forced.text == "" and [c.name for c in forced.tool_calls] == ["get_weather"]
+    completion = wire.openai_completion(
+        sim.generate(
+            wire.openai_ask(
+                {
+                    "messages": ask,
+                    "tools": [
+                        {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}
+                    ],
+                }
+            ),
+            random.Random(1),
+            sim.PrefixCache(),
+            "call_",
+        ),
+        "m",
+        "c",
+        1,
+    )
+    message = completion["choices"][0]["message"]
+    assert message["content"] and message["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_a_prefix_under_the_minimum_is_not_cached() -> None:
+    cache = sim.PrefixCache()
+    short = [{"type": "text", "text": "policy " * 400, "cache_control": {"type": "ephemeral"}}]  # ~700 tokens
+    for _ in range(2):
+        gen = _gen(_anthropic(system=short), cache=cache)
+        assert (gen.cache_read, gen.cache_write) == (0, 0)
+    long = [{"type": "text", "text": "policy " * 800, "cache_control": {"type": "ephemeral"}}]  # ~1,400
+    first, second = (_gen(_anthropic(system=long), cache=cache) for _ in range(2))
+    assert first.cache_write >= sim.MIN_CACHEABLE_TOKENS and first.cache_read == 0
+    assert second.cache_read == first.cache_write and second.cache_write == 0
+
+
+def test_two_breakpoints_read_the_cached_one_and_write_the_rest() -> None:
+    cache = sim.PrefixCache()
+    system = [{"type": "text", "text": "policy " * 800, "cache_control": {"type": "ephemeral"}}]
+    _gen(_anthropic(system=system), cache=cache)
+    appendix = {"type": "text", "text": "appendix " * 300, "cache_control": {"type": "ephemeral"}}
+    messages = [{"role": "user", "content": [appendix, {"type": "text", "text": "Which clause?"}]}]
+    mixed = _gen(_anthropic(system=system, messages=messages), cache=cache)
+    assert mixed.cache_read >= sim.MIN_CACHEABLE_TOKENS and mixed.cache_write > 0 and mixed.input_tokens > 0
+
+
+def _gemini(**fields: Any) -> dict[str, Any]:
+    return {"contents": [{"role": "user", "parts": [{"text": "hello there"}]}], **fields}
+
+
+def _gemini_gen(body: dict[str, Any], cache: sim.PrefixCache | None = None) -> sim.Generated:
+    return sim.generate(gem.gemini_ask(body), random.Random(1), cache or sim.PrefixCache(), "")
+
+
+def test_gemini_finish_reasons_function_calls_and_usage_metadata() -> None:
+    cut = gem.gemini_response(
+        _gemini_gen(_gemini(generationConfig={"maxOutputTokens": 2})),
+        "gemini-2.5-flash",
+        "r1",
+        thoughts=False,
+    )
+    assert cut["candidates"][0]["finishReason"] == "MAX_TOKENS"
+    usage = cut["usageMetadata"]
+    assert usage["candidatesTokenCount"] == 2
+    assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"]
+    tools = [{"functionDeclarations": [{"name": "get_weather", "parameters": WEATHER}]}]
+    forced = _gemini(tools=tools, toolConfig={"functionCallingConfig": {"mode": "ANY"}})
+    answer = gem.gemini_response(_gemini_gen(forced), "m", "r2", thoughts=False)
+    (part,) = answer["candidates"][0]["content"]["parts"]
+    assert answer["candidates"][0]["finishReason"] == "STOP"  # Gemini has no tool-use finish reason
+    assert part["functionCall"]["name"] == "get_weather" and "id" not in part["functionCall"]
+    jsonschema.validate(part["functionCall"]["args"], WEATHER)
+    none = _gemini(tools=tools, toolConfig={"functionCallingConfig": {"mode": "NONE"}})
+    assert _gemini_gen(none).tool_calls == ()
+    thinking = _gemini(generationConfig={"thinkingConfig": {"includeThoughts": True, "thinkingBudget": 1024}})
+    thought = gem.gemini_response(_gemini_gen(thinking), "m", "r3", thoughts=True)
+    parts = thought["candidates"][0]["content"]["parts"]
+    assert parts[0]["thought"] is True and thought["usageMetadata"]["thoughtsTokenCount"] > 0
+    with pytest.raises(sim.SimulatorRequestError):
+        gem.gemini_ask({"contents": []})
+
+
+def test_gemini_caches_a_long_prompt_implicitly() -> None:
+    cache = sim.PrefixCache()
+    body = _gemini(systemInstruction={"parts": [{"text": "policy " * 800}]})
+    first, second = _gemini_gen(body, cache), _gemini_gen(body, cache)
+    assert first.cache_read == 0 and second.cache_read >= sim.GEMINI_MIN_CACHED_TOKENS
+    usage = gem.gemini_response(second, "m", "r", thoughts=False)["usageMetadata"]
+    assert usage["cachedContentTokenCount"] == second.cache_read <= usage["promptTokenCount"]
+    assert _gemini_gen(_gemini(), cache).cache_read == 0  # a short prompt is never cached
+
+
+def test_gemini_over_http_generate_and_stream() -> None:
+    tools = [{"functionDeclarations": [{"name": "get_weather", "parameters": WEATHER}]}]
+    body = _gemini(
+        contents=[{"role": "user", "parts": [{"text": "What is the weather in Oslo?"}]}], tools=tools
+    )
+    with SimulatorServer(seed=3) as server, httpx.Client(base_url=server.url, timeout=10) as client:
+        plain = client.post("/v1beta/models/gemini-2.5-flash:generateContent", json=body)
+        stream = client.post("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", json=body)
+        refused = client.post("/v1beta/models/gemini-2.5-flash:generateContent", json={"contents": []})
+        stats = client.get("/__gc/stats").json()
+    assert plain.status_code == 200 and plain.headers["content-type"].startswith("application/json")
+    answer = plain.json()
+    assert answer["modelVersion"] == "gemini-2.5-flash"
+    kinds = [next(iter(p)) for p in answer["candidates"][0]["content"]["parts"]]
+    assert kinds == ["text", "functionCall"]  # automatic choice: a sentence, then the call
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    events = [json.loads(line[6:]) for line in stream.text.split("\r\n") if line.startswith("data: ")]
+    assert events[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert all("finishReason" not in e["candidates"][0] for e in events[:-1])
+    calls = [p for e in events for p in e["candidates"][0]["content"]["parts"] if "functionCall" in p]
+    assert calls[0]["functionCall"]["name"] == "get_weather"
+    assert calls[0]["functionCall"]["args"]["city"] == "Oslo"
+    assert refused.status_code == 400 and refused.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert stats["calls"]["gemini"] == 3

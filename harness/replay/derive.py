@@ -1,0 +1,205 @@
+"""The non-stream answer a provider would have given for the generation a recorded stream shows.
+
+A stream/non-stream pair of a cassette must be one generation: a model answers two requests differently, so
+rules that compare the two variants (`stream_matches_nonstream`) would judge the model, not the gateway. `record`
+therefore records the stream only and derives the non-stream answer from it, per family:
+
+- Anthropic: `message_start`'s message, each block assembled from its deltas (text, thinking and signature,
+  `input_json_delta` parsed into `input`, citations), `message_delta`'s stop fields and usage merged in.
+- OpenAI-compatible: the chunks assembled into one `chat.completion` (content and any other text field joined,
+  tool calls grouped by index), the usage chunk's usage (the stream is recorded with `include_usage`).
+- Gemini: the events' parts concatenated (adjacent text parts of one kind joined), the last finish reason and
+  usage metadata.
+
+Pure: bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from harness import sse
+from harness.replay.cassette import Interaction, RecordedRequest, RecordedResponse, parse_json_body
+from harness.replay.matching import EndpointKind
+
+JSON_TYPES: Mapping[str, str] = {
+    "anthropic.messages": "application/json",
+    "openai.chat": "application/json",
+    "gemini.generate": "application/json; charset=UTF-8",
+}
+
+
+class DeriveError(ValueError):
+    """The stream cannot be assembled into an answer (it is not the family's stream, or it is cut short)."""
+
+
+def _payloads(body: bytes) -> Iterable[Any]:
+    for event in sse.decode(body).events:
+        data = (event.data or "").strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            yield json.loads(data)
+        except ValueError as exc:
+            raise DeriveError(f"a stream event is not JSON: {data[:60]!r}") from exc
+
+
+def anthropic_message(body: bytes) -> dict[str, Any]:
+    message: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, str] = {}
+    for data in _payloads(body):
+        kind = data.get("type")
+        index = data.get("index")
+        if kind == "message_start":
+            message = dict(data["message"])
+            message["usage"] = dict(message.get("usage") or {})
+        elif kind == "content_block_start":
+            blocks[index] = dict(data["content_block"])
+        elif kind == "content_block_delta":
+            _apply_delta(blocks[index], data["delta"], partial, index)
+        elif kind == "content_block_stop" and index in partial:
+            blocks[index]["input"] = json.loads(partial.pop(index) or "{}")
+        elif kind == "message_delta":
+            message.update(data.get("delta") or {})
+            message["usage"].update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
+    if not message or message.get("stop_reason") is None:
+        raise DeriveError("the stream has no message_start or no stop_reason")
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+def _apply_delta(
+    block: dict[str, Any], delta: Mapping[str, Any], partial: dict[int, str], index: int
+) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta["text"]
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+    elif kind == "signature_delta":
+        block["signature"] = delta["signature"]
+    elif kind == "input_json_delta":
+        partial[index] = partial.get(index, "") + delta["partial_json"]
+    elif kind == "citations_delta":
+        block.setdefault("citations", []).append(delta["citation"])
+
+
+def openai_completion(body: bytes) -> dict[str, Any]:
+    head: dict[str, Any] = {}
+    message: dict[str, Any] = {}
+    texts: dict[str, list[str]] = {}
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
+    usage = None
+    for chunk in _payloads(body):
+        if not head:
+            head = {k: v for k, v in chunk.items() if k not in ("choices", "usage", "object")}
+        if isinstance(chunk.get("usage"), dict):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            finish = choice.get("finish_reason") or finish
+            for key, value in delta.items():
+                if key == "tool_calls":
+                    _merge_calls(calls, value)
+                elif key == "role":
+                    message["role"] = value
+                elif isinstance(value, str):
+                    texts.setdefault(key, []).append(value)
+                else:
+                    message.setdefault(key, value)  # a field the stream only ever sends as null
+    if finish is None:
+        raise DeriveError("the stream has no finish_reason")
+    message.setdefault("role", "assistant")
+    message.update({key: "".join(parts) for key, parts in texts.items()})
+    message.setdefault("content", None)
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+    return {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+
+
+def _merge_calls(calls: dict[int, dict[str, Any]], fragments: Any) -> None:
+    for fragment in fragments or []:
+        call = calls.setdefault(
+            fragment.get("index", 0),
+            {"id": None, "type": "function", "function": {"name": None, "arguments": ""}},
+        )
+        if fragment.get("id"):
+            call["id"] = fragment["id"]
+        function = fragment.get("function") or {}
+        if function.get("name"):
+            call["function"]["name"] = function["name"]
+        call["function"]["arguments"] += function.get("arguments") or ""
+
+
+def gemini_response(body: bytes) -> dict[str, Any]:
+    events = list(_payloads(body))
+    if not events:
+        raise DeriveError("the stream has no events")
+    parts: list[dict[str, Any]] = []
+    candidate: dict[str, Any] = {}
+    for event in events:
+        for cand in event.get("candidates") or []:
+            candidate.update({k: v for k, v in cand.items() if k != "content"})
+            for part in (cand.get("content") or {}).get("parts") or []:
+                last = parts[-1] if parts else None
+                if last is not None and _joinable(last, part):
+                    last["text"] += part["text"]
+                else:
+                    parts.append(dict(part))
+    if "finishReason" not in candidate:
+        raise DeriveError("the stream has no finishReason")
+    candidate["content"] = {"parts": parts, "role": "model"}
+    answer = {k: v for k, v in events[0].items() if k != "candidates"}
+    answer.update({k: v for k, v in events[-1].items() if k != "candidates"})
+    return {"candidates": [{"content": candidate.pop("content"), **candidate}], **answer}
+
+
+def _joinable(last: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
+    texts = isinstance(last.get("text"), str) and isinstance(part.get("text"), str)
+    return texts and set(last) == set(part) and last.get("thought") == part.get("thought")
+
+
+_DERIVE = {
+    "anthropic.messages": anthropic_message,
+    "openai.chat": openai_completion,
+    "gemini.generate": gemini_response,
+}
+
+
+def nonstream_request(
+    stream_request: RecordedRequest, body: Mapping[str, Any], kind: EndpointKind
+) -> RecordedRequest:
+    """The non-stream request the derived answer stands for: the stream's, with `stream: false` (or Gemini's
+    `:generateContent` path)."""
+    uri = stream_request.uri
+    if kind == "gemini.generate":
+        uri = uri.split("?", 1)[0].replace(":streamGenerateContent", ":generateContent")
+        sent = dict(body)
+    else:
+        sent = {k: v for k, v in body.items() if k != "stream_options"} | {"stream": False}
+    raw = json.dumps(sent, separators=(",", ":"), ensure_ascii=False).encode()
+    return replace(
+        stream_request, uri=uri, path=urlsplit(uri).path or "/", body=raw, json=parse_json_body(raw)
+    )
+
+
+def derive_nonstream(stream: Interaction, body: Mapping[str, Any], kind: EndpointKind) -> Interaction:
+    """The non-stream interaction of the generation `stream` recorded (raises DeriveError)."""
+    if not stream.response.is_sse or not 200 <= stream.response.status < 300:
+        raise DeriveError("the stream interaction is not a successful event stream")
+    answer = _DERIVE[kind](stream.response.body)
+    headers = {k: v for k, v in stream.response.headers.items() if k not in ("content-type", "cache-control")}
+    response = RecordedResponse(
+        status=stream.response.status,
+        message=stream.response.message,
+        headers={"content-type": (JSON_TYPES[kind],), **headers},
+        body=json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode(),
+    )
+    return Interaction(request=nonstream_request(stream.request, body, kind), response=response)

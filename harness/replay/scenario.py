@@ -1,0 +1,306 @@
+"""A cassette's scenario: what it exists to show, the request that provokes it on a real provider, and the check
+that a new recording still shows it (so `record` never turns a refusal cassette into a plain answer).
+
+The `scenario` block of a cassette (specs/README.md, "Cassettes"):
+
+    scenario:
+      recordable: true                # false: `why` says what a provider cannot produce on demand
+      request: {…}                    # the body record sends (`stream` set per interaction); `${nonce}` is a fresh
+                                      # token per attempt, so a cache write is a write and not a read
+      prime: true | {…}               # sent once first, not kept: the cached prefix a read needs
+      expect:                         # the properties, in the family's own words
+        stop_reason: max_tokens       # stop_reason | finish_reason | finishReason
+        blocks: [text, tool_use(get_weather)]   # content kinds in order (record_diff's summary)
+        tool_arguments: {get_weather: {required: [city]}}  # JSON Schema for each named call's arguments
+        usage: {cache_read_input_tokens: {min: 1}}          # Anthropic-named usage (checks/answer.py)
+        text: {schema: {…}, matches: 'regex', min_length: N}
+        thinking: true                # thinking / reasoning text present
+        stop_sequence: '5'            # Anthropic: the stop sequence that ended the turn
+        model: {matches: '-\\d{8}$'}
+        fields: [reasoning_content]   # OpenAI: message / delta fields present
+        usage_fields: [prompt_cache_hit_tokens]   # usage fields present (a provider's own counters)
+        text_deltas: {min: 20}        # streams: events carrying text
+        status: 429                   # faults (not recordable): the status and error type they hold
+        error_type: rate_limit_error
+
+Pure: no I/O; the caller passes cassettes and interactions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from harness.checks import answer as answers
+from harness.checks import views
+from harness.exchange import ServedAnswer
+from harness.replay.cassette import Cassette, CassetteError, Interaction
+from harness.replay.record_diff import summarize
+
+EXPECT_KEYS = frozenset(
+    {
+        "stop_reason",
+        "blocks",
+        "tool_arguments",
+        "usage",
+        "text",
+        "thinking",
+        "stop_sequence",
+        "model",
+        "fields",
+        "usage_fields",
+        "text_deltas",
+        "status",
+        "error_type",
+    }
+)
+NONCE = "${nonce}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    recordable: bool
+    why: str | None = None  # not recordable: what cannot be provoked on demand
+    request: Mapping[str, Any] | None = None
+    prime: Mapping[str, Any] | None = None  # the priming body (the request itself for `prime: true`)
+    expect: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"recordable": self.recordable}
+        if self.why:
+            out["why"] = self.why
+        if self.request is not None:
+            out["request"] = dict(self.request)
+        if self.prime is not None:
+            out["prime"] = True if self.prime == self.request else dict(self.prime)
+        out["expect"] = dict(self.expect)
+        return out
+
+
+def parse_scenario(raw: Any, path: Path) -> Scenario | None:
+    """The `scenario` block of a cassette file, validated; None when the cassette has none."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise CassetteError(path, "`scenario` must be a mapping")
+    unknown = set(raw) - {"recordable", "why", "request", "prime", "expect"}
+    if unknown:
+        raise CassetteError(path, f"unknown scenario keys: {', '.join(sorted(unknown))}")
+    recordable = raw.get("recordable")
+    if not isinstance(recordable, bool):
+        raise CassetteError(path, "scenario.recordable must be true or false")
+    why = raw.get("why")
+    if not recordable and not (isinstance(why, str) and why):
+        raise CassetteError(path, "a scenario that is not recordable says `why`")
+    request = raw.get("request")
+    if recordable and not isinstance(request, Mapping):
+        raise CassetteError(path, "a recordable scenario needs its `request` (the body record sends)")
+    prime = raw.get("prime")
+    if prime is True:
+        prime = request
+    elif prime not in (None, False) and not isinstance(prime, Mapping):
+        raise CassetteError(path, "scenario.prime must be true or a request body")
+    expect = raw.get("expect") or {}
+    if not isinstance(expect, Mapping) or not expect:
+        raise CassetteError(path, "scenario.expect must name at least one property")
+    bad = set(expect) - EXPECT_KEYS
+    if bad:
+        raise CassetteError(path, f"unknown scenario.expect keys: {', '.join(sorted(bad))}")
+    return Scenario(
+        recordable=recordable,
+        why=why if isinstance(why, str) else None,
+        request=request if isinstance(request, Mapping) else None,
+        prime=prime if isinstance(prime, Mapping) else None,
+        expect=dict(expect),
+    )
+
+
+def with_nonce(value: Any, nonce: str) -> Any:
+    """`value` with every `${nonce}` in its strings replaced."""
+    if isinstance(value, str):
+        return value.replace(NONCE, nonce)
+    if isinstance(value, Mapping):
+        return {k: with_nonce(v, nonce) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_nonce(v, nonce) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking one answer against the scenario
+
+
+def _served(it: Interaction) -> ServedAnswer:
+    headers = {k: v[0] for k, v in it.response.headers.items() if v}
+    return ServedAnswer(status=it.response.status, headers=headers, body=it.response.body)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return "null" if value is None else str(value)
+
+
+def _bound(name: str, got: int, want: Any) -> Iterator[str]:
+    if isinstance(want, int) and not isinstance(want, bool):
+        want = {"equals": want}
+    want = want if isinstance(want, Mapping) else {}
+    if "equals" in want and got != want["equals"]:
+        yield f"{name}: got {got}, want {want['equals']}"
+    if "min" in want and got < want["min"]:
+        yield f"{name}: got {got}, want at least {want['min']}"
+    if "max" in want and got > want["max"]:
+        yield f"{name}: got {got}, want at most {want['max']}"
+
+
+def _text_deltas(it: Interaction) -> int:
+    """Stream events that carry text (Anthropic text_delta, OpenAI delta.content, Gemini text parts)."""
+    count = 0
+    for payload in views.stream_view(it.response.body).payloads:
+        data = payload.json if payload.is_object else {}
+        delta = views.as_object(data.get("delta"))
+        if delta.get("type") == "text_delta" and delta.get("text"):
+            count += 1
+        choices = data.get("choices")
+        if isinstance(choices, list) and choices and _delta_content(choices[0]):
+            count += 1
+        candidates = data.get("candidates")
+        if isinstance(candidates, list) and candidates:
+            parts = views.as_object(views.as_object(candidates[0]).get("content")).get("parts") or []
+            count += sum(
+                1 for p in parts if isinstance(p, Mapping) and p.get("text") and not p.get("thought")
+            )
+    return count
+
+
+def _delta_content(choice: Any) -> bool:
+    return bool(views.as_object(views.as_object(choice).get("delta")).get("content"))
+
+
+def problems(expect: Mapping[str, Any], it: Interaction) -> list[str]:
+    """What this answer lacks of the scenario, one phrase each (`stop_reason: got end_turn, want refusal`)."""
+    summary = summarize(it)
+    out: list[str] = []
+    if "status" in expect and summary.status != expect["status"]:
+        out.append(f"status: got {summary.status}, want {expect['status']}")
+    if "error_type" in expect and summary.error_type != expect["error_type"]:
+        out.append(f"error type: got {_show(summary.error_type)}, want {expect['error_type']}")
+    if "stop_reason" in expect and summary.stop_reason != expect["stop_reason"]:
+        out.append(f"stop_reason: got {_show(summary.stop_reason)}, want {expect['stop_reason']}")
+    if "blocks" in expect and list(summary.blocks) != list(expect["blocks"]):
+        out.append(f"blocks: got {_show(summary.blocks)}, want {_show(expect['blocks'])}")
+    if "fields" in expect:
+        missing = [f for f in expect["fields"] if f not in summary.content_fields]
+        if missing:
+            out.append(f"fields: {', '.join(missing)} missing")
+    if "usage_fields" in expect:
+        missing = [f for f in expect["usage_fields"] if f not in summary.usage_fields]
+        if missing:
+            out.append(f"usage fields: {', '.join(missing)} missing")
+    if "text_deltas" in expect and it.response.is_sse:
+        out.extend(_bound("text deltas", _text_deltas(it), expect["text_deltas"]))
+    answer = answers.summarize(_served(it)) if 200 <= it.response.status < 300 else None
+    if answer is None:
+        wanted = expect.keys() & {"tool_arguments", "usage", "text", "thinking", "stop_sequence", "model"}
+        if wanted:
+            out.append("no answer to read " + ", ".join(sorted(wanted)) + " from")
+        return out
+    out.extend(_answer_problems(expect, answer, it))
+    return out
+
+
+def _answer_problems(
+    expect: Mapping[str, Any], answer: answers.UpstreamAnswer, it: Interaction
+) -> Iterator[str]:
+    for name, schema in (expect.get("tool_arguments") or {}).items():
+        calls = [t for t in answer.tool_uses if t.name == name]
+        if not calls:
+            yield f"tool {name}: not called"
+        for call in calls:
+            parsed = views.parse_json(call.arguments)
+            if not parsed.ok:
+                yield f"tool {name}: arguments are not JSON"
+            elif (error := _invalid(parsed.value, schema)) is not None:
+                yield f"tool {name}: arguments {error}"
+    for name, want in (expect.get("usage") or {}).items():
+        yield from _bound(f"usage {name}", answer.usage.get(name, 0), want)
+    text = expect.get("text") or {}
+    if "min_length" in text and len(answer.text) < text["min_length"]:
+        yield f"text: {len(answer.text)} characters, want at least {text['min_length']}"
+    if "matches" in text and not re.search(text["matches"], answer.text):
+        yield f"text: does not match {text['matches']!r}"
+    if "schema" in text:
+        parsed = views.parse_json(answer.text)
+        if not parsed.ok:
+            yield "text: not JSON"
+        elif (error := _invalid(parsed.value, text["schema"])) is not None:
+            yield f"text: {error}"
+    if expect.get("thinking") is True and not answer.thinking:
+        yield "thinking: none"
+    if "stop_sequence" in expect:
+        got = _stop_sequence(it)
+        if got != expect["stop_sequence"]:
+            yield f"stop_sequence: got {_show(got)}, want {expect['stop_sequence']}"
+    model = expect.get("model") or {}
+    if "matches" in model and not re.search(model["matches"], answer.model or ""):
+        yield f"model: got {_show(answer.model)}, want one matching {model['matches']!r}"
+
+
+def _invalid(value: Any, schema: Any) -> str | None:
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        return f"invalid: {exc.message}"
+    return None
+
+
+def _stop_sequence(it: Interaction) -> Any:
+    if not it.response.is_sse:
+        body = views.parse_json(it.response.body)
+        return views.as_object(body.value).get("stop_sequence") if body.ok else None
+    found = None
+    for payload in views.stream_view(it.response.body).payloads:
+        if payload.is_object and payload.json.get("type") == "message_delta":
+            found = views.as_object(payload.json.get("delta")).get("stop_sequence", found)
+    return found
+
+
+def cassette_problems(cassette: Cassette, scenario: Scenario) -> list[str]:
+    """Each interaction that should answer the scenario (every 2xx one; all of them for a fault) checked."""
+    lines = []
+    faulty = "status" in scenario.expect and scenario.expect["status"] >= 400
+    for i, it in enumerate(cassette.interactions):
+        if not faulty and not 200 <= it.response.status < 300:
+            continue
+        if faulty and it.response.status < 400:
+            continue
+        label = "stream" if it.request.stream else "non-stream"
+        lines += [f"#{i} ({label}) {p}" for p in problems(scenario.expect, it)]
+    return lines
+
+
+def describe_recording(scenario: Scenario, it: Interaction) -> str:
+    """A description true of this recording: the scenario's properties with the values it shows."""
+    summary = summarize(it)
+    answer = answers.summarize(_served(it))
+    expect = scenario.expect
+    parts = [f"stop reason {summary.stop_reason}", f"content [{', '.join(summary.blocks)}]"]
+    if answer is not None:
+        for name in expect.get("tool_arguments") or {}:
+            args = [t.arguments for t in answer.tool_uses if t.name == name]
+            parts += [f"{name} arguments {a}" for a in args]
+        parts += [f"{name} {answer.usage.get(name, 0)}" for name in expect.get("usage") or {}]
+        if expect.get("thinking"):
+            parts.append(f"{len(answer.thinking)} characters of thinking")
+        if "text" in expect or "text_deltas" in expect:
+            parts.append(f"{len(answer.text)} characters of text")
+        if "model" in expect:
+            parts.append(f"model {answer.model}")
+    if "text_deltas" in expect:
+        parts.append(f"{_text_deltas(it)} text deltas")
+    return "Recorded: " + "; ".join(parts) + "."

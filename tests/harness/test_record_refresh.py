@@ -1,0 +1,118 @@
+"""Issue 23 end to end: refresh every family's cassettes against the simulator (a provider that answers from the
+request alone) into a temporary folder, then judge the reference gateway over the refreshed set with the rules of
+the three catalogs that read the answer: nothing may fail, and record names each scenario it did not reproduce."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+from harness.orchestrate import Run, embedded_args, embedded_features, reference_gateway, run_pytest
+from harness.paths import specs_dir
+from harness.replay import ReplayServer
+from harness.replay.cassette import load_cassette
+from harness.replay.record import main
+from harness.replay.scenario import cassette_problems, parse_scenario
+from harness.replay.sim_app import SimulatorServer
+from harness.selection import profile_rules
+
+KEYS = {
+    "ANTHROPIC_API_KEY": "sim-anthropic-key",
+    "OPENAI_API_KEY": "sim-openai-key",
+    "GEMINI_API_KEY": "sim-gemini-key",
+}
+SUFFIX = {"anthropic": "", "openai": "/v1", "gemini": ""}
+# What the simulator cannot be: a provider resolving an alias to a dated model id, a server-side web search, a
+# DeepSeek or Kimi reasoning model with their own field names. Each must be named, and keep its old cassette.
+NOT_REPRODUCED = {
+    "anthropic/lyrouter-model-alias": "model: got claude-sonnet-5-5, want one matching",
+    "anthropic/web-search": "blocks: got [text], want [text, server_tool_use(web_search)",
+    "openai/reasoning-content": "usage fields: prompt_cache_hit_tokens, prompt_cache_miss_tokens missing",
+    "openai/reasoning-field": "fields: reasoning missing",
+}
+# The expectation kinds that read what the provider answered (the rest judge the request the gateway sent).
+READS_ANSWER = {"json", "chunks", "body", "usage", "finish_reason", "stream_matches_nonstream"}
+
+
+def _reads_answer(rule: object, recorded: set[str]) -> bool:
+    upstream = getattr(rule, "upstream", None) or {}
+    if upstream.get("cassette") not in recorded or upstream.get("fault") or upstream.get("pacing"):
+        return False
+    keys = set(rule.expect)  # type: ignore[attr-defined]
+    for extra in (*rule.when, *rule.then):  # type: ignore[attr-defined]
+        keys |= set(extra.get("expect") or {})
+    return bool(keys & READS_ANSWER)
+
+
+@pytest.mark.slow
+def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "cassettes"
+    shutil.copytree(paths.cassettes_dir(), folder, ignore=shutil.ignore_patterns("_*.py", "__pycache__"))
+    for var in ("GOOGLE_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in KEYS.items():
+        monkeypatch.setenv(var, value)
+    with SimulatorServer(seed=23) as simulator:
+        codes = {
+            family: main(
+                ["--provider", family, "--base-url", simulator.url + suffix, "--cassettes-dir", str(folder)]
+            )
+            for family, suffix in SUFFIX.items()
+        }
+    out = capsys.readouterr().out
+    assert codes == {"anthropic": 1, "openai": 1, "gemini": 0}, out
+    for name, why in NOT_REPRODUCED.items():
+        line = next((x for x in out.splitlines() if x.startswith(f"{name}: ")), "")
+        assert line.startswith(f"{name}: not reproduced: {why}") and "the old cassette stays" in line, line
+        assert (folder / f"{name}.yaml").read_bytes() == (paths.cassettes_dir() / f"{name}.yaml").read_bytes()
+    assert "not written (the old cassettes stay): anthropic/lyrouter-model-alias, anthropic/web-search" in out
+    assert "not written (the old cassettes stay): openai/reasoning-content, openai/reasoning-field" in out
+
+    # Every other recordable scenario was recorded, shows its scenario, and its pair is one generation.
+    recorded: set[str] = set()
+    for path in sorted(folder.glob("*/*.yaml")):
+        name = f"{path.parent.name}/{path.stem}"
+        cassette = load_cassette(path, name=name)
+        scenario = parse_scenario(cassette.scenario, path)
+        assert scenario is not None, name
+        if not scenario.recordable or name in NOT_REPRODUCED:
+            assert cassette.metadata.origin == "synthesized", name
+            continue
+        assert cassette.metadata.origin == "recorded", name
+        assert cassette.metadata.non_stream == "derived from the recorded stream (interaction #1)", name
+        assert cassette_problems(cassette, scenario) == [], name
+        recorded.add(name)
+    assert len(recorded) == 23 and sum(n.startswith("gemini/") for n in recorded) == 6, sorted(recorded)
+
+    key = "gc-" + secrets.token_hex(16)
+    with ReplayServer(folder) as replay:
+        for profile in ("ezat", "lyrouter", "relay"):
+            rules = profile_rules([specs_dir() / profile], profile) or []
+            ids = [r.id for r in rules if _reads_answer(r, recorded)]
+            assert len(ids) > 20, profile
+            with reference_gateway(profile, replay.url, key, tmp_path / profile / "gateway.log") as url:
+                run = Run(
+                    profile=profile,
+                    gateway_url=url,
+                    description="reference gateway over refreshed cassettes",
+                    replay_url=replay.url,
+                    features=embedded_features(profile),
+                )
+                selection = [a for rule_id in ids for a in ("--rule", rule_id)]
+                # Two workers: the three children are most of this test's time (CI gives it two cores).
+                extra = [*embedded_args(profile), "-n", "2", *selection]
+                document = run_pytest(run, tmp_path / profile, key, extra)
+            totals = document["totals"]
+            failed = [
+                f"{r['rule_id']} {r['variant']}: {r['outcome']}"
+                for r in document["results"]
+                if r["outcome"] in ("FAIL", "HARNESS_ERROR", "WARN", "FLAKY")
+            ]
+            assert not failed, failed
+            assert totals["PASS"] >= len(ids), (profile, totals)
