@@ -29,6 +29,9 @@ def _certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "certificate.html, badge.svg). Without --gateway-url: the embedded reference gateway, every profile.",
     )
     add_certify_options(c)
+    from harness.report.publish import add_certify_options as add_report_options
+
+    add_report_options(c)  # --implementation*, --kill-matrix: conformance-report.yaml
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
     c.add_argument(
@@ -128,14 +131,28 @@ def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Render the Markdown summary, HTML certificate and SVG badge from results files "
         "(one per profile, as certify or `pytest --report-json` wrote them).",
     )
-    p.add_argument("results", nargs="+", type=Path, help="results.json file(s)")
+    p.add_argument("results", nargs="*", type=Path, help="results.json file(s)")
     p.add_argument("--out", required=True, type=Path, help="directory to write the reports into")
+    p.add_argument(
+        "--implementations",
+        type=Path,
+        metavar="DIR",
+        help="instead: the table of every conformance report (*.yaml) under DIR (implementations.md, .html)",
+    )
     p.set_defaults(func=report)
 
 
 def report(args: argparse.Namespace) -> int:
     from harness.report import load_results, write_reports
 
+    if args.implementations is not None or not args.results:
+        from harness.report.publish import write_implementations
+
+        if args.results or args.implementations is None:
+            raise ConfigError("give results.json file(s) or --implementations DIR, not both or neither")
+        for path in write_implementations(args.implementations, args.out):
+            print(path)
+        return EXIT_OK
     documents = [load_results(path) for path in args.results]
     try:
         write_reports(args.out, documents)
@@ -366,6 +383,10 @@ def lint_specs(args: argparse.Namespace) -> int:
 DELEGATED = {
     "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
+    "verify-report": (
+        "harness.report.publish:verify_main",
+        "re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
+    ),
     "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
     "fuzz": (
         "harness.fuzz:main",
