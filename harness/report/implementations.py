@@ -30,6 +30,7 @@ class Row:
     core: str
     must_passed: int
     must_total: int
+    rules_not_run: int
     features: tuple[tuple[str, str], ...]  # claimed feature -> result
     unsupported: tuple[str, ...]
     kill_rate: float | None
@@ -54,6 +55,7 @@ def rows(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Row]:
                     core=str(p["core"]["result"]),
                     must_passed=int(must["passed"]),
                     must_total=sum(int(v) for v in must.values()),
+                    rules_not_run=int(p["core"]["statistics"]["rules_not_run"]),
                     features=tuple(
                         (f, str(e["result"])) for f, e in sorted(p["features"].items()) if e["claimed"]
                     ),
@@ -86,7 +88,17 @@ def implementation_name(impl: Mapping[str, Any]) -> str:
 
 
 def _core_text(r: Row) -> str:
-    return f"{r.core} ({r.must_passed}/{r.must_total} MUST variants passed)"
+    return f"{r.core} ({_core_detail(r)})"
+
+
+def _core_detail(r: Row) -> str:
+    not_run = f"; {r.rules_not_run} core rules not run" if r.rules_not_run else ""
+    return f"{r.must_passed}/{r.must_total} MUST variants passed{not_run}"
+
+
+def _link(url: object) -> str | None:
+    """Only http(s) links: a report is a vendor's file, and a `javascript:` URL must not become a link."""
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
 def _rate(r: Row) -> str:
@@ -94,7 +106,7 @@ def _rate(r: Row) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
 def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
@@ -111,8 +123,8 @@ def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -
     ]
     for r in table:
         name = _md(implementation_name(r.implementation))
-        url = r.implementation.get("url")
-        shown = f"[{name}]({url})" if url else name
+        url = _link(r.implementation.get("url"))
+        shown = f"[{name}]({url.replace(')', '%29')})" if url else name
         features = ", ".join(f"{f}: {res}" for f, res in r.features) or "—"
         lines.append(
             f"| {shown} | {_md(str(r.implementation.get('version') or '—'))} | {r.date[:10]} | {r.profile} "
@@ -132,19 +144,14 @@ def implementations_html(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> st
     for r in table:
         impl = r.implementation
         name = esc(implementation_name(impl))
-        url = impl.get("url")
-        # Only http(s) links: a report is a vendor's file, and a javascript: URL must not become a link.
-        linked = (
-            f'<a href="{esc(url)}">{name}</a>'
-            if isinstance(url, str) and url.startswith(("https://", "http://"))
-            else name
-        )
+        url = _link(impl.get("url"))
+        linked = f'<a href="{esc(url)}">{name}</a>' if url else name
         contact = f'<div class="src">{esc(impl["contact"])}</div>' if impl.get("contact") else ""
         features = "".join(f'<span class="feat">{esc(f)}{_chip(res)}</span>' for f, res in r.features) or "—"
         body.append(
             f"<tr><td><b>{linked}</b>{contact}</td><td>{esc(impl.get('version') or '—')}</td>"
             f"<td>{esc(r.date[:10])}</td><td><code>{esc(r.profile)}</code></td><td>{esc(r.mode)}</td>"
-            f'<td>{_chip(r.core)}<div class="src">{r.must_passed}/{r.must_total} MUST variants passed</div></td>'
+            f'<td>{_chip(r.core)}<div class="src">{esc(_core_detail(r))}</div></td>'
             f"<td>{features}</td><td class='src'>{esc(', '.join(r.unsupported) or '—')}</td>"
             f'<td class="num">{esc(_rate(r))}</td><td>{esc(r.suite)}<div class="src">'
             f"{esc(', '.join(r.families) or '')}</div></td><td class='src'><code>{esc(r.source)}</code></td></tr>"
