@@ -171,6 +171,8 @@ def profile_entry(
         "name": catalog.profile,
         "title": catalog.title,
         "doc": catalog.doc,
+        # Which gateway ran it: one report can hold a catalog run on several (openai on each reference profile).
+        "gateway": str(document["target"].get("description") or document["target"]["gateway_url"]),
         "catalog": {"sha256": catalog.sha256, "files": catalog.files},
         "declared_features": sorted(declared),
         "unsupported_features": [],

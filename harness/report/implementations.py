@@ -27,6 +27,7 @@ class Row:
     suite: str
     mode: str
     profile: str
+    gateway: str  # shown when a report holds the profile more than once (a catalog run on several gateways)
     core: str
     must_passed: int
     must_total: int
@@ -41,6 +42,7 @@ def rows(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Row]:
     """One row per (report, profile), sorted by implementation, version, profile, then newest first."""
     out = []
     for source, report in reports:
+        names = [p["name"] for p in report["profiles"]]
         for p in report["profiles"]:
             must = p["core"]["statistics"]["must"]
             rate = p.get("kill_rate")
@@ -52,6 +54,7 @@ def rows(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Row]:
                     suite=str(report["suite"]["version"]),
                     mode=str(report["mode"]),
                     profile=str(p["name"]),
+                    gateway=str(p["gateway"]) if names.count(p["name"]) > 1 else "",
                     core=str(p["core"]["result"]),
                     must_passed=int(must["passed"]),
                     must_total=sum(int(v) for v in must.values()),
@@ -101,6 +104,10 @@ def _link(url: object) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
+def _profile(r: Row) -> str:
+    return f"{r.profile} ({r.gateway})" if r.gateway else r.profile
+
+
 def _rate(r: Row) -> str:
     return "—" if r.kill_rate is None else f"{r.kill_rate:.1%}"
 
@@ -127,7 +134,7 @@ def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -
         shown = f"[{name}]({url.replace(')', '%29')})" if url else name
         features = ", ".join(f"{f}: {res}" for f, res in r.features) or "—"
         lines.append(
-            f"| {shown} | {_md(str(r.implementation.get('version') or '—'))} | {r.date[:10]} | {r.profile} "
+            f"| {shown} | {_md(str(r.implementation.get('version') or '—'))} | {r.date[:10]} | {_md(_profile(r))} "
             f"| {r.mode} | {_core_text(r)} | {_md(features)} | {_md(', '.join(r.unsupported) or '—')} "
             f"| {_rate(r)} | {_md(r.suite)} | `{_md(r.source)}` |"
         )
@@ -147,10 +154,11 @@ def implementations_html(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> st
         url = _link(impl.get("url"))
         linked = f'<a href="{esc(url)}">{name}</a>' if url else name
         contact = f'<div class="src">{esc(impl["contact"])}</div>' if impl.get("contact") else ""
+        gateway = f'<div class="src">{esc(r.gateway)}</div>' if r.gateway else ""
         features = "".join(f'<span class="feat">{esc(f)}{_chip(res)}</span>' for f, res in r.features) or "—"
         body.append(
             f"<tr><td><b>{linked}</b>{contact}</td><td>{esc(impl.get('version') or '—')}</td>"
-            f"<td>{esc(r.date[:10])}</td><td><code>{esc(r.profile)}</code></td><td>{esc(r.mode)}</td>"
+            f"<td>{esc(r.date[:10])}</td><td><code>{esc(r.profile)}</code>{gateway}</td><td>{esc(r.mode)}</td>"
             f'<td>{_chip(r.core)}<div class="src">{esc(_core_detail(r))}</div></td>'
             f"<td>{features}</td><td class='src'>{esc(', '.join(r.unsupported) or '—')}</td>"
             f'<td class="num">{esc(_rate(r))}</td><td>{esc(r.suite)}<div class="src">'

@@ -440,3 +440,15 @@ def test_an_implementation_file_and_flags(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="unknown: organisation"):
         prepare(args)
+
+
+def test_one_catalog_run_on_several_gateways_names_each_row() -> None:
+    docs = [
+        {**_document(ALL_CORE_PASS), "target": {**_document([])["target"], "description": f"reference, {g}"}}
+        for g in ("ezat", "relay")
+    ]
+    report = build_report(docs, {"p": CATALOG}, Implementation(project="x"))
+    _valid(report)
+    assert inconsistencies(report) == []
+    md = implementations_markdown([("r.yaml", report)])
+    assert "| p (reference, ezat) |" in md and "| p (reference, relay) |" in md
