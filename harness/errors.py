@@ -6,6 +6,7 @@
     │   ├── ExpectationsError    a malformed vendor expectations file
     │   ├── CatalogError         a malformed mutants catalog
     │   ├── BadResults           a results file `report` cannot render
+    │   ├── BadReport            a conformance report that cannot be read (harness.report.publish)
     │   └── ReplayConfigError    a case registration the replay upstream cannot honour
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
     │   └── ReplayError          the replay upstream did not answer its control API as documented
