@@ -332,8 +332,9 @@ def test_certify_writes_a_report_that_validates_and_verifies(
         (lambda r: r["suite"].update(version="0.0.1"), "is not the installed"),
         (lambda r: r["profiles"][0]["core"].update(result="success"), "its statistics give partial"),
         (lambda r: r.pop("mode"), "not a conformance report"),
+        (lambda r: r["profiles"][0].update(name="no-such-profile"), "not in the installed suite"),
     ],
-    ids=["catalog-hash", "suite-version", "result", "schema"],
+    ids=["catalog-hash", "suite-version", "result", "schema", "unknown-profile"],
 )
 def test_verify_report_rejects_a_tampered_report(
     certified: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, message: str
