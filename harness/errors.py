@@ -11,6 +11,7 @@
     │   ├── OpError              an edit or stream op outside the mutation vocabulary (harness.mutants.ops)
     │   ├── FuzzConfigError      a fuzz run that cannot start as asked (harness.fuzz)
     │   ├── BadResults           a results file `report` cannot render (harness.report)
+    │   ├── BadReport            a conformance report that cannot be read (harness.report.publish)
     │   └── ReplayConfigError    a case registration the replay upstream cannot honour (harness.replay.state)
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
     │   └── ReplayError          the replay upstream did not answer its control API as documented

@@ -164,8 +164,22 @@ def result_json(rule: Rule, outcome: Outcome, rerun: str, nodeid: str = "") -> d
         "rerun": rerun,
         "exchange": _exchange_json(outcome.exchange) if failed else None,
         "diagnostics": [dict(d) for d in outcome.diagnostics],
+        "upstream_families": upstream_families(outcome.exchange),
         **({"live_coverage": dict(outcome.live)} if outcome.live is not None else {}),
     }
+
+
+def upstream_families(ex: Exchange | None) -> list[str] | None:
+    """The provider endpoints the gateway called for this variant (its steps and companion included), by the
+    replay upstream's endpoint kinds; None when the upstream side was not observed (live mode, no exchange).
+    Kept for every outcome, so a conformance report can say which families a run exercised."""
+    from harness.replay.matching import endpoint_kind
+
+    if ex is None or ex.upstream is None:
+        return None
+    exchanges = [ex, *ex.steps, *([ex.companion] if ex.companion is not None else [])]
+    kinds = {endpoint_kind(c.path) for e in exchanges for c in e.upstream or ()}
+    return sorted(k for k in kinds if k is not None)
 
 
 def _jsonable(value: Any) -> Any:

@@ -21,6 +21,10 @@ from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 DELEGATED = {
     "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
+    "verify-report": (
+        "harness.report.publish:verify_main",
+        "re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
+    ),
     "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
     "fuzz": (
         "harness.fuzz:main",

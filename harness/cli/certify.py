@@ -16,6 +16,9 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "certificate.html, badge.svg). Without --gateway-url: the embedded reference gateway, every profile.",
     )
     add_certify_options(c)
+    from harness.report.publish import add_certify_options as add_report_options
+
+    add_report_options(c)  # --implementation*, --kill-matrix: conformance-report.yaml
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
     c.add_argument(

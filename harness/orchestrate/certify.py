@@ -30,11 +30,13 @@ def certify(args: argparse.Namespace) -> int:
     """The whole command: exit 0/1/2 by the verdict; ConfigError (exit 3) before anything runs."""
     from harness.paths import specs_root
     from harness.report import write_reports
+    from harness.report.publish import prepare
     from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
     config = RunConfig.from_options(args)
     config.check()  # what the plugin refuses too, before any server starts
+    publication = prepare(args)  # the conformance report's inputs, checked before anything runs
     root = specs_root(args.specs_dir)
     known = available_profiles(root)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -47,6 +49,7 @@ def certify(args: argparse.Namespace) -> int:
     else:
         documents = _certify_reference(args, known, report_dir, extra)
     write_reports(report_dir, documents)
+    publication.write(report_dir, documents)
     print()
     print(summarize(documents))
     print(f"\nreport: {report_dir}")
