@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.orchestrate import Run, embedded_args, embedded_features, reference_gateway, run_pytest
+from harness.orchestrate.child import Run, run_pytest
+from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
 from harness.paths import specs_dir
 from harness.replay import ReplayServer
 from harness.replay.cassette import load_cassette
