@@ -105,6 +105,13 @@ def _cassette_texts(name: str) -> tuple[tuple[int, str], ...]:
     )
 
 
+def _rule_texts(upstream: Any) -> tuple[tuple[int, str], ...]:
+    """Every interaction of the rule's cassette, or of each cassette of its set (one per family)."""
+    named = (upstream or {}).get("cassette")
+    names = list(named.values()) if isinstance(named, dict) else [named] if named else []
+    return tuple(t for name in names for t in _cassette_texts(str(name)))
+
+
 def provoked_fault(rule: Rule) -> str | None:
     """Why a rule needs a fault a real provider will not produce on request, or None."""
     upstream = rule.upstream or {}
@@ -114,8 +121,7 @@ def provoked_fault(rule: Rule) -> str | None:
         return f"needs a provoked upstream fault ({what}), which a live provider does not produce on request"
     if upstream.get("pacing"):
         return "needs scripted upstream timing (pacing), which a live provider does not follow"
-    name = upstream.get("cassette")
-    for status, text in _cassette_texts(name) if name else ():
+    for status, text in _rule_texts(upstream):
         if status >= 400:
             return f"needs a provoked upstream error (the scripted answer is HTTP {status})"
         if "event: error" in text or '"type":"error"' in text.replace(" ", ""):
@@ -135,11 +141,11 @@ def _scripted_literal(value: Any, rule: Rule) -> bool:
         or (value.replace("_", "").replace(".", "").isalpha() and value.islower())
     ):
         return False
-    name = (rule.upstream or {}).get("cassette")
-    if not name or value in json.dumps(rule.request):
+    texts = _rule_texts(rule.upstream)
+    if not texts or value in json.dumps(rule.request):
         return False
     needle = json.dumps(value)[1:-1]
-    return any(needle in text or value in text for _, text in _cassette_texts(name))
+    return any(needle in text or value in text for _, text in texts)
 
 
 # --- live forms of expectations ---------------------------------------------------------------------
