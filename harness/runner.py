@@ -88,7 +88,9 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
     missing = sorted(f for f in rule.needs.features if f not in target.features)
     if missing:
         # "not claimed": an extended feature the gateway does not declare is no failure (profile openai).
-        return "not claimed: needs feature(s) not declared: " + ", ".join(missing) + " (declare with --feature)"
+        return (
+            "not claimed: needs feature(s) not declared: " + ", ".join(missing) + " (declare with --feature)"
+        )
     present = sorted(f for f in rule.needs.without if f in target.features)
     if present:
         return "applies only without feature(s): " + ", ".join(present)

@@ -315,7 +315,11 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         {
             "content": None,
             "tool_calls": [
-                {"id": call_id("tool-call-parallel", 0), "name": "get_weather", "pieces": ['{"city":', ' "Oslo"}']},
+                {
+                    "id": call_id("tool-call-parallel", 0),
+                    "name": "get_weather",
+                    "pieces": ['{"city":', ' "Oslo"}'],
+                },
                 {
                     "id": call_id("tool-call-parallel", 1),
                     "name": "get_time",
@@ -335,7 +339,11 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         {
             "content": ["Let me check."],
             "tool_calls": [
-                {"id": call_id("text-plus-tool", 0), "name": "get_weather", "pieces": ['{"city":', ' "Oslo"}']}
+                {
+                    "id": call_id("text-plus-tool", 0),
+                    "name": "get_weather",
+                    "pieces": ['{"city":', ' "Oslo"}'],
+                }
             ],
             "finish": "tool_calls",
             "usage": usage(61, 22),
@@ -407,7 +415,11 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
 
     # n: 2 and logprobs: the text-basic answer with a second choice, or with per-token log probabilities.
     for name, description, edit in (
-        ("n-two", "Two choices (n: 2), indexes 0 and 1, each a plain text answer with finish_reason stop.", _two_choices),
+        (
+            "n-two",
+            "Two choices (n: 2), indexes 0 and 1, each a plain text answer with finish_reason stop.",
+            _two_choices,
+        ),
         (
             "logprobs",
             "A plain text answer with logprobs.content: one {token, logprob, bytes, top_logprobs (2)} entry per "
@@ -419,7 +431,12 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         inter = ok_interactions(name, "gpt-5.5-2026-09-18", "Say hello in one sentence.", answer)
         for it in inter:
             it["response"]["body"]["string"] = edit(it["response"]["body"]["string"])
-        c[name] = ("gpt-5.5-2026-09-18", description, "wire-reference.md §2.3, §2.5 (choices, logprobs)", inter)
+        c[name] = (
+            "gpt-5.5-2026-09-18",
+            description,
+            "wire-reference.md §2.3, §2.5 (choices, logprobs)",
+            inter,
+        )
 
     errors = [
         (
@@ -468,7 +485,11 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
 
 
 def _events(body: str) -> list[Any]:
-    return [json.loads(e[6:]) if e[6:] != "[DONE]" else "[DONE]" for e in body.split("\n\n") if e.startswith("data: ")]
+    return [
+        json.loads(e[6:]) if e[6:] != "[DONE]" else "[DONE]"
+        for e in body.split("\n\n")
+        if e.startswith("data: ")
+    ]
 
 
 def _join(events: list[Any]) -> str:
@@ -489,7 +510,10 @@ def _two_choices(body: str) -> str:
 
 
 def _logprob(token: str) -> dict[str, Any]:
-    alt = [{"token": token, "logprob": -0.01, "bytes": list(token.encode())}, {"token": "Hi", "logprob": -4.6, "bytes": [72, 105]}]
+    alt = [
+        {"token": token, "logprob": -0.01, "bytes": list(token.encode())},
+        {"token": "Hi", "logprob": -4.6, "bytes": [72, 105]},
+    ]
     return {"token": token, "logprob": -0.01, "bytes": list(token.encode()), "top_logprobs": alt}
 
 
