@@ -315,10 +315,27 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
             {"prompt": 2060, "output": 18, "cached": 2048},
         ),
     )
+    c["safety"] = (
+        "An answer stopped by Gemini's safety filter: one text part, finishReason SAFETY (content_filter).",
+        ok_interactions(
+            "safety",
+            "Write something the filter stops.",
+            [text("I can")],
+            "SAFETY",
+            {"prompt": 18, "output": 2},
+        ),
+    )
     c["error-400"] = (
         "HTTP 400 INVALID_ARGUMENT for both the non-streaming and the streaming request (the stream never starts).",
         [
             error_interaction(400, "* GenerateContentRequest.contents: contents is not specified\n", stream=s)
+            for s in (False, True)
+        ],
+    )
+    c["error-429"] = (
+        "HTTP 429 RESOURCE_EXHAUSTED (quota) for both stream flags (the stream never starts).",
+        [
+            error_interaction(429, "Resource has been exhausted (e.g. check quota).", stream=s)
             for s in (False, True)
         ],
     )

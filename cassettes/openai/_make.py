@@ -306,6 +306,50 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         },
     )
     ok(
+        "tool-call-parallel",
+        "gpt-5.5-2026-09-18",
+        "Two function tool calls in one answer (get_weather Oslo, get_time Europe/Paris), content null, "
+        "finish_reason tool_calls; streamed as fragments with indexes 0 and 1.",
+        "wire-reference.md §2.3, §2.5 (tool-call stream)",
+        "Weather in Oslo and the time in Paris, please.",
+        {
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id("tool-call-parallel", 0),
+                    "name": "get_weather",
+                    "pieces": ['{"city":', ' "Oslo"}'],
+                },
+                {
+                    "id": call_id("tool-call-parallel", 1),
+                    "name": "get_time",
+                    "pieces": ['{"timezone":', ' "Europe/Paris"}'],
+                },
+            ],
+            "finish": "tool_calls",
+            "usage": usage(96, 38),
+        },
+    )
+    ok(
+        "text-plus-tool",
+        "gpt-5.5-2026-09-18",
+        "Text first (Let me check.), then one function tool call (get_weather Oslo), finish_reason tool_calls.",
+        "wire-reference.md §2.3, §2.5 (tool-call stream)",
+        "What's the weather in Oslo? Use the tool.",
+        {
+            "content": ["Let me check."],
+            "tool_calls": [
+                {
+                    "id": call_id("text-plus-tool", 0),
+                    "name": "get_weather",
+                    "pieces": ['{"city":', ' "Oslo"}'],
+                }
+            ],
+            "finish": "tool_calls",
+            "usage": usage(61, 22),
+        },
+    )
+    ok(
         "length",
         "gpt-5.5-2026-09-18",
         "Text cut at the output limit: finish_reason length.",
@@ -369,6 +413,31 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         {"content": LONG, "finish": "stop", "usage": usage(19, 720)},
     )
 
+    # n: 2 and logprobs: the text-basic answer with a second choice, or with per-token log probabilities.
+    for name, description, edit in (
+        (
+            "n-two",
+            "Two choices (n: 2), indexes 0 and 1, each a plain text answer with finish_reason stop.",
+            _two_choices,
+        ),
+        (
+            "logprobs",
+            "A plain text answer with logprobs.content: one {token, logprob, bytes, top_logprobs (2)} entry per "
+            "content piece.",
+            _with_logprobs,
+        ),
+    ):
+        answer = {"content": ["Hello", " there."], "finish": "stop", "usage": usage(12, 3)}
+        inter = ok_interactions(name, "gpt-5.5-2026-09-18", "Say hello in one sentence.", answer)
+        for it in inter:
+            it["response"]["body"]["string"] = edit(it["response"]["body"]["string"])
+        c[name] = (
+            "gpt-5.5-2026-09-18",
+            description,
+            "wire-reference.md §2.3, §2.5 (choices, logprobs)",
+            inter,
+        )
+
     errors = [
         (
             "error-400",
@@ -413,6 +482,52 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
             error_interactions(name, "gpt-5.5", status, error, extra),
         )
     return c
+
+
+def _events(body: str) -> list[Any]:
+    return [
+        json.loads(e[6:]) if e[6:] != "[DONE]" else "[DONE]"
+        for e in body.split("\n\n")
+        if e.startswith("data: ")
+    ]
+
+
+def _join(events: list[Any]) -> str:
+    return sse([e for e in events if e != "[DONE]"], done="[DONE]" in events)
+
+
+def _two_choices(body: str) -> str:
+    """Each choice (or chunk choice) repeated as index 1: the answer to n: 2."""
+    if not body.startswith("data: "):
+        doc = json.loads(body)
+        doc["choices"].append({**doc["choices"][0], "index": 1})
+        return dumps(doc)
+    events = _events(body)
+    for e in events:
+        if e != "[DONE]" and e["choices"]:
+            e["choices"].append({**e["choices"][0], "index": 1})
+    return _join(events)
+
+
+def _logprob(token: str) -> dict[str, Any]:
+    alt = [
+        {"token": token, "logprob": -0.01, "bytes": list(token.encode())},
+        {"token": "Hi", "logprob": -4.6, "bytes": [72, 105]},
+    ]
+    return {"token": token, "logprob": -0.01, "bytes": list(token.encode()), "top_logprobs": alt}
+
+
+def _with_logprobs(body: str) -> str:
+    if not body.startswith("data: "):
+        doc = json.loads(body)
+        doc["choices"][0]["logprobs"] = {"content": [_logprob("Hello"), _logprob(" there.")], "refusal": None}
+        return dumps(doc)
+    events = _events(body)
+    for e in events:
+        if e != "[DONE]" and e["choices"] and e["choices"][0]["delta"].get("content"):
+            text = e["choices"][0]["delta"]["content"]
+            e["choices"][0]["logprobs"] = {"content": [_logprob(text)], "refusal": None}
+    return _join(events)
 
 
 def anthropic_catalogue(am: Any) -> dict[str, tuple[str, str, list[dict[str, Any]]]]:

@@ -12,6 +12,7 @@ from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.checks.violation import Violation
 from harness.exchange import Exchange, UpstreamCall
+from harness.replay.matching import endpoint_family
 
 
 def _unobserved(check: str, exchange: Exchange) -> Violation | None:
@@ -84,6 +85,11 @@ def check_upstream(expected: Any, exchange: Exchange) -> Iterator[Violation]:
             path = assertion.get("path", "$") if isinstance(assertion, Mapping) else "$"
             yield Violation("upstream", f"upstream{path[1:]}", short(assertion), None, selected)
             continue
+        family = assertion.get("family") if isinstance(assertion, Mapping) else None
+        if family is not None:
+            # Keyed by family: judged on the calls to that family's endpoint only (a cassette set's rule).
+            selected = [i for i in selected if endpoint_family(calls[i].path) == family]
+            assertion = {k: v for k, v in assertion.items() if k != "family"}
         for i in selected:
             parsed = _body(calls[i])
             if not parsed.ok:

@@ -115,8 +115,7 @@ def _scripted_literal(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:
         or (value.replace("_", "").replace(".", "").isalpha() and value.islower())
     ):
         return False
-    name = (rule.upstream or {}).get("cassette")
-    if not name or value in json.dumps(rule.request):
+    if not answers or value in json.dumps(rule.request):
         return False
     needle = json.dumps(value)[1:-1]
     return any(needle in text or value in text for _, text in answers)

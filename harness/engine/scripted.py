@@ -24,6 +24,8 @@ def cassette_texts(name: str, root: Path | None = None) -> ScriptedAnswers:
 
 
 def scripted_answers(rule: Rule, root: Path | None = None) -> ScriptedAnswers:
-    """The scripted answers of the rule's upstream cassette; empty when it names none."""
-    name = (rule.upstream or {}).get("cassette")
-    return cassette_texts(name, root) if name else ()
+    """The scripted answers of the rule's upstream cassette, or of each cassette of its set (one per family);
+    empty when it names none."""
+    named = (rule.upstream or {}).get("cassette")
+    names = list(named.values()) if isinstance(named, dict) else [named] if named else []
+    return tuple(t for name in names for t in cassette_texts(str(name), root))

@@ -216,8 +216,14 @@ def rig(
             replay_url = replay.url
             upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book))
             key = "gc-" + secrets.token_hex(16)
-            gateway_url = stack.enter_context(reference_gateway(args.profile, upstream.url, key, log))
             declared = embedded(args.profile)
+            # Profile openai: the reference gateway in another profile, with its model map (embedded_catalog).
+            gateway_url = stack.enter_context(reference_gateway(declared.gateway, upstream.url, key, log))
+            if declared.model_map:
+                from harness.modelmap import load_model_map
+                from harness.spec import load_profile
+
+                profile_models = load_model_map(declared.model_map, load_profile(args.profile))
             silence = declared.keepalive_silence
             nonstream_timeout = declared.nonstream_timeout
         parts = urlsplit(gateway_url)

@@ -16,7 +16,7 @@ from harness.errors import ConfigError, HarnessFailure
 from harness.orchestrate import child
 from harness.orchestrate.child import Run, replay_for_target, rerun_line, run_pytest
 from harness.orchestrate.config import RunConfig
-from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
+from harness.orchestrate.embedded import embedded, reference_gateway
 from harness.outcomes import KEY_ENV, exit_code
 
 VERDICT_LINE = {
@@ -176,14 +176,19 @@ def certify_embedded(
     documents: list[dict[str, Any]] = []
     with tapped_replay() as (replay_url, tap):
         tap.enabled = False  # the catalog's bodies need not be kept; only fuzz reads them
-        for profile in profiles:
-            with reference_gateway(profile, replay_url, key, report_dir / profile / "gateway.log") as url:
+        for profile, gateway in embedded_runs(profiles):
+            declared = embedded(profile, gateway)
+            # A catalog served under another profile (openai) gets a folder per gateway profile.
+            sub = profile if gateway == profile else f"{profile}-{gateway}"
+            with reference_gateway(gateway, replay_url, key, report_dir / sub / "gateway.log") as url:
                 run = Run(
                     profile=profile,
                     gateway_url=url,
-                    description="reference gateway (embedded)",
+                    description="reference gateway (embedded)"
+                    + ("" if gateway == profile else f", profile {gateway}"),
                     replay_url=replay_url,
-                    features=(*embedded_features(profile), *features),
+                    features=(*declared.features, *features),
+                    model_map=declared.model_map,
                     # The reference gateway and replay upstream stop with this run: rerun through certify.
                     rerun_base=rerun_line(
                         ["gateway-conformance", "certify", "--profile", profile]
@@ -192,15 +197,23 @@ def certify_embedded(
                     ),
                 )
                 print(
-                    f"certifying the embedded reference gateway against profile {profile} "
-                    f"(replay upstream at {replay_url})",
+                    f"certifying the embedded reference gateway{'' if gateway == profile else f' ({gateway})'} "
+                    f"against profile {profile} (replay upstream at {replay_url})",
                     flush=True,
                 )
-                document = run_pytest(run, report_dir / profile, key, [*embedded_args(profile), *extra])
-                if fuzz_examples:
+                document = run_pytest(run, report_dir / sub, key, [*declared.plugin_args(), *extra])
+                if fuzz_examples and gateway == profile:
                     document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
                 documents.append(document)
     return documents
+
+
+def embedded_runs(profiles: Sequence[str]) -> list[tuple[str, str]]:
+    """(catalog, reference gateway profile) pairs: each catalog on its own gateway profile, or on each of the
+    gateway profiles that serve it (harness.orchestrate.embedded_catalog)."""
+    from harness.orchestrate.embedded_catalog import gateways_for
+
+    return [(profile, gateway) for profile in profiles for gateway in gateways_for(profile)]
 
 
 def with_robustness(

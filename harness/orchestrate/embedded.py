@@ -55,6 +55,8 @@ class Embedded:
     features: tuple[str, ...]
     keepalive_silence: float
     nonstream_timeout: float | None
+    gateway: str = ""  # the reference gateway profile started for this catalog (profile openai: another's)
+    model_map: str | None = None  # its ids for the catalog's model roles, when the catalog is not its own
 
     def plugin_args(self) -> list[str]:
         """The plugin arguments that state its keep-alive silence and, where the profile has one, its
@@ -64,12 +66,21 @@ class Embedded:
         return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
 
 
-def embedded(profile: str) -> Embedded:
+def embedded(profile: str, gateway: str | None = None) -> Embedded:
+    """The catalog `profile` on the reference gateway started in `gateway` (default: the catalog's own, or for
+    a catalog it serves under its profiles, the first of harness.orchestrate.embedded_catalog.GATEWAYS)."""
+    from harness.orchestrate.embedded_catalog import features_for, gateways_for
+
+    gateway = gateway or gateways_for(profile)[0]
+    claimed = features_for(gateway, profile)
+    own = EMBEDDED_FEATURES.get(gateway, ("loopback-downloads",))
     return Embedded(
         profile=profile,
-        features=EMBEDDED_FEATURES.get(profile, ("loopback-downloads",)),
+        features=own if claimed is None else ("loopback-downloads", *claimed),
         keepalive_silence=EMBEDDED_KEEPALIVE_SILENCE,
-        nonstream_timeout=EMBEDDED_NONSTREAM_TIMEOUT.get(profile),
+        nonstream_timeout=EMBEDDED_NONSTREAM_TIMEOUT.get(gateway) if claimed is None else None,
+        gateway=gateway,
+        model_map=None if gateway == profile else reference_model_map(gateway, profile),
     )
 
 

@@ -138,7 +138,10 @@ def run_matrix(
     ref_key = "gc-" + secrets.token_hex(16)
     columns: list[Column] = []
     with replay_upstream(replay_port, replay_url) as upstream:
-        for profile in selected if with_reference else []:
+        from harness.orchestrate.embedded_catalog import gateways_for
+
+        # A catalog the reference gateway serves under its own profiles (openai) is no profile to start it in.
+        for profile in [p for p in selected if gateways_for(p) == (p,)] if with_reference else []:
             columns.append(_reference_column(profile, catalogs, out_dir, ref_key, upstream, extra))
         for name, url in gateways.items():
             # The replay upstream is at a known address (--replay-port / --replay-url): certify reruns a rule.

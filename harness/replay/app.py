@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from harness.replay.files import serve_file
-from harness.replay.matching import endpoint_kind, match
+from harness.replay.matching import endpoint_family, endpoint_kind, match
 from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body
@@ -134,15 +134,18 @@ class ReplayEndpoints:
         fault = case.upstream.get("fault") or {}
         if "status" in fault:
             return fault_answer(kind, fault)
-        if case.cassette is None:
-            return _scripted_error(kind, f"no upstream answer is scripted for rule {case.rule}")
-        result = match(case.cassette, method, path, body_json)
+        cassette = case.for_family(endpoint_family(path))
+        if cassette is None:
+            family = endpoint_family(path) if case.family_cassettes else None
+            why = f" for the {family} family" if family else ""
+            return _scripted_error(kind, f"no upstream answer is scripted{why} for rule {case.rule}")
+        result = match(cassette, method, path, body_json)
         if not result.ok:
-            msg = f"cassette {case.cassette.name}: {result.describe()}"
+            msg = f"cassette {cassette.name}: {result.describe()}"
             raw = json.dumps(body_json).encode() if body_json is not None else b""
             self.state.diagnose("no-match", msg, path, raw, marker=case.marker, rule=case.rule)
             return _scripted_error(kind, msg)
-        return cassette_answer(case.cassette, self.state.next_interaction(case, result.candidates))
+        return cassette_answer(cassette, self.state.next_interaction(case, result.candidates))
 
     async def register(self, request: Request) -> Response:
         try:

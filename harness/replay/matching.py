@@ -26,6 +26,16 @@ def endpoint_kind(path: str) -> EndpointKind | None:
     return None
 
 
+# A cassette set (`upstream.cassette: {anthropic: …, openai: …, gemini: …}`) holds one answer per family.
+FAMILIES: tuple[str, ...] = ("anthropic", "openai", "gemini")
+
+
+def endpoint_family(path: str) -> str | None:
+    """The provider family an upstream path belongs to: `anthropic`, `openai` or `gemini` (None: no endpoint)."""
+    kind = endpoint_kind(path)
+    return kind.split(".", 1)[0] if kind else None
+
+
 @dataclass(frozen=True)
 class Probe:
     """The live request being matched."""

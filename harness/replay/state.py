@@ -18,6 +18,7 @@ from typing import Any
 from harness.errors import ConfigError
 from harness.outcomes import MARKER_RE
 from harness.replay.cassette import Cassette, CassetteError, load_named, redact_text
+from harness.replay.matching import FAMILIES
 
 UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk"})
 FAULT_KEYS = frozenset(
@@ -75,6 +76,15 @@ def _validate_upstream(upstream: Any) -> dict[str, Any]:
             raise ReplayConfigError(f"unknown fault keys: {', '.join(sorted(bad))}")
         if "status" in fault and not (isinstance(fault["status"], int) and 100 <= fault["status"] <= 599):
             raise ReplayConfigError("fault.status must be an integer 100-599")
+    cassette = upstream.get("cassette")
+    if isinstance(cassette, dict):
+        bad = set(cassette) - set(FAMILIES)
+        if bad or not cassette or not all(isinstance(v, str) and v for v in cassette.values()):
+            raise ReplayConfigError(
+                "upstream.cassette as a set maps provider families (anthropic, openai, gemini) to cassette names"
+            )
+    elif cassette is not None and not isinstance(cassette, str):
+        raise ReplayConfigError("upstream.cassette must be a cassette name or a {family: name} set")
     rechunk = upstream.get("rechunk")
     if (
         rechunk is not None
@@ -96,7 +106,15 @@ class Case:
     upstream: dict[str, Any]
     cassette: Cassette | None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    # A cassette set: each family's own cassette; `cassette` is then None and `for_family` picks one.
+    family_cassettes: dict[str, Cassette] = field(default_factory=dict)
     consumed: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    def for_family(self, family: str | None) -> Cassette | None:
+        """The cassette that answers a call to `family`'s endpoint: the set's entry, else the one cassette."""
+        if self.family_cassettes:
+            return self.family_cassettes.get(family or "")
+        return self.cassette
 
 
 class ReplayState:
@@ -128,12 +146,21 @@ class ReplayState:
         key = normalize_marker(marker)
         opts = _validate_upstream(upstream)
         cassette = None
-        if opts.get("cassette"):
+        family_cassettes: dict[str, Cassette] = {}
+        named = opts.get("cassette")
+        names = named if isinstance(named, dict) else ({"": named} if named else {})
+        for family, name in names.items():
             try:
-                cassette = self._cassette(str(opts["cassette"]))
+                loaded = self._cassette(str(name))
             except CassetteError as exc:
-                raise ReplayConfigError(f"cassette {opts['cassette']!r}: {exc.problem} ({exc.file})") from exc
-        case = Case(marker=key, rule=rule, upstream=opts, cassette=cassette)
+                raise ReplayConfigError(f"cassette {name!r}: {exc.problem} ({exc.file})") from exc
+            if family:
+                family_cassettes[family] = loaded
+            else:
+                cassette = loaded
+        case = Case(
+            marker=key, rule=rule, upstream=opts, cassette=cassette, family_cassettes=family_cassettes
+        )
         with self._lock:
             self._cases[key] = case
         return case

@@ -60,7 +60,8 @@ def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[P
         yield Problem(exc.file, f"line {exc.line}: {exc.problem}")
         return
     profile_file = str(specs_dir / name / "profile.yaml")
-    doc_path = _find_doc(profile.doc, docs)
+    # A profile may ship its own doc beside its rules (specs/openai/contract.md).
+    doc_path = _find_doc(profile.doc, [specs_dir / name, *docs])
     doc = _norm(doc_path.read_text(encoding="utf-8")) if doc_path else None
     if doc_path is None:
         yield Problem(profile_file, f"doc {profile.doc}.md not found (looked in {', '.join(map(str, docs))})")

@@ -55,7 +55,9 @@ def _cassette_names() -> list[str]:
     names = set()
     for rule in all_rules():
         if rule.upstream and "cassette" in rule.upstream:
-            names.add(rule.upstream["cassette"])
+            named = rule.upstream["cassette"]
+            # A cassette set (profile openai) names one cassette per provider family.
+            names.update(named.values() if isinstance(named, dict) else [named])
     return sorted(names)
 
 

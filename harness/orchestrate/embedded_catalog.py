@@ -1,0 +1,46 @@
+"""Catalogs the embedded reference gateway serves under its own profiles: profile `openai`.
+
+The reference gateway implements three documented gateways (ezat, lyrouter, relay), not a fourth one. The
+`openai` catalog (what every OpenAI-compatible gateway promises) is judged on it in each of those three
+profiles: each started as usual, its model roles mapped by `reference_gateway/model_maps/<gateway>/openai.yaml`
+(each picks another provider family, so one certify judges the Anthropic, OpenAI-compatible and Gemini paths)
+and its extended features claimed here — what each legitimately does not do (EZAT refuses `n > 1`) stays
+unclaimed, so those rules are NOT_APPLICABLE "not claimed" there and judged where they are claimed.
+
+Pure data and lookups; orchestrate.py starts the gateways.
+"""
+
+from __future__ import annotations
+
+# The reference gateway profiles a catalog is judged on (default: the catalog's own name). The first one is
+# the gateway a kill matrix (`mutants --profile openai`) mutates.
+GATEWAYS: dict[str, tuple[str, ...]] = {"openai": ("ezat", "lyrouter", "relay")}
+
+# The extended features of profile `openai` each reference gateway claims (specs/openai/profile.yaml).
+_COMMON = ("stream-usage", "tools", "structured-outputs", "vision", "models-endpoint")
+FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
+    # EZAT over Anthropic: refuses n > 1 and logprobs (its doc's refusal table), so neither is claimed.
+    ("ezat", "openai"): (*_COMMON, "parallel-tool-calls", "prompt-cache-usage", "reasoning", "usage-details"),
+    # LYRouter over its OpenAI-compatible channel (gpt-5.5): forwards every field and the upstream's answer.
+    ("lyrouter", "openai"): (
+        *_COMMON,
+        "parallel-tool-calls",
+        "prompt-cache-usage",
+        "reasoning",
+        "logprobs",
+        "multiple-choices",
+        "usage-details",
+    ),
+    # Relay over Gemini: no n, no logprobs; parallel_tool_calls has no Gemini equivalent (ignored), so
+    # `parallel_tool_calls: false` is not honoured; Gemini reports no cache writes, reasoning is not carried.
+    ("relay", "openai"): (*_COMMON, "prompt-cache-usage"),
+}
+
+
+def gateways_for(catalog: str) -> tuple[str, ...]:
+    return GATEWAYS.get(catalog, (catalog,))
+
+
+def features_for(gateway: str, catalog: str) -> tuple[str, ...] | None:
+    """What the gateway in profile `gateway` claims for another catalog; None: the catalog is its own."""
+    return FEATURES.get((gateway, catalog))
