@@ -159,7 +159,8 @@ def load_catalog(profile: str, root: Path) -> Catalog:
     """A profile's catalog as the report counts it, and its digest (harness.report.catalog_hash)."""
     from harness.paths import cassettes_dir
     from harness.report.catalog_hash import catalog_digest
-    from harness.spec import SpecError, load_profile, load_rule_file, rule_files
+    from harness.selection import rule_files
+    from harness.spec import SpecError, load_profile, load_rule_file
 
     spec = load_profile(profile, root)
     rules: dict[str, RuleInfo] = {}
