@@ -370,17 +370,17 @@ def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: R
     result.assert_outcomes(passed=1)
 
 
-def test_malformed_rule_file_is_a_collection_error_not_a_traceback(
+def test_malformed_rule_file_is_bad_configuration_not_a_traceback(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:
+    """Issue 20: exit 3 before anything runs, not an interrupted collection."""
     pytester.makefile(".yaml", broken=RULES.replace("level: MUST", "level: SHALL", 1))
-    with serve(make_gateway(replay.url)) as gateway:  # something must answer: the preflight comes first
+    with serve(make_gateway(replay.url)) as gateway:
         result = _run(pytester, gateway, replay)
-    stdout = result.stdout.str()
-    assert "invalid rule file:" in stdout
-    assert "broken.yaml:4: at rules/0/level: 'SHALL' is not one of" in stdout
-    assert "Traceback" not in stdout
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    stderr = result.stderr.str()
+    assert "broken.yaml:4: rule ezat/test/text: key 'level': at rules/0/level: 'SHALL' is not one of" in stderr
+    assert "Traceback" not in stderr + result.stdout.str()
+    assert result.ret == EXIT_CONFIG
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,114 @@
+"""Issue 20 item 1: a rule file that does not load is bad configuration everywhere — exit 3, every problem of
+every file named (file, rule id, key, "did you mean"), no report, and an honest `collection_errors`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness.paths
+from harness.cli import main
+from harness.outcomes import EXIT_CONFIG
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ROOT / "specs"
+
+
+def _broken_catalog(base: Path, profiles: tuple[str, ...] = ("ezat",)) -> Path:
+    """A copy of the bundled specs where ezat has two broken files: a wrong level and a misspelt key."""
+    root = base / "specs"
+    shutil.copytree(SPECS / "schema", root / "schema")
+    for profile in profiles:
+        shutil.copytree(SPECS / profile, root / profile)
+    response = root / "ezat" / "response.yaml"
+    response.write_text(response.read_text().replace("level: MUST", "level: MUSTT", 1))
+    caching = root / "ezat" / "caching.yaml"
+    caching.write_text(caching.read_text().replace("      upstream:\n", "      upstream_call:\n", 1))
+    return root
+
+
+def _assert_names_every_problem(text: str) -> None:
+    assert "the rule catalog does not load (2 problem(s) in 2 file(s))" in text, text
+    assert "response.yaml:" in text and "'MUSTT' is not one of" in text and "did you mean 'MUST'?" in text
+    assert "caching.yaml:" in text and "rule ezat/caching/auto-breakpoint-system" in text
+    assert "key 'upstream_call': unknown key (did you mean 'upstream_calls'?)" in text
+
+
+def test_the_plugin_exits_3_naming_every_problem_of_every_file(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = _broken_catalog(tmp_path)
+    report = tmp_path / "r.json"
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat",
+        "--upstream", "live", "--specs-dir", str(root), "--report-json", str(report),
+    )  # fmt: skip
+    assert result.ret == EXIT_CONFIG
+    _assert_names_every_problem(result.stderr.str())
+    assert not report.exists()
+
+
+def test_certify_with_specs_dir_exits_3_and_writes_no_report(tmp_path: Path) -> None:
+    """As a user runs it: a subprocess; nothing answers at the URL, the catalog is refused before that."""
+    root = _broken_catalog(tmp_path)
+    out = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "certify", "--gateway-url", "http://127.0.0.1:9/v1",
+         "--profile", "ezat", "--upstream", "live", "--specs-dir", str(root), "--report-dir", str(out)],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False,
+    )  # fmt: skip
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
+    _assert_names_every_problem(proc.stderr)
+    assert "verdict" not in proc.stdout
+    assert not out.exists() or not any(out.rglob("*"))  # no certificate, no badge, no summary
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["certify", "--profile", "ezat"],
+        ["matrix", "--profile", "ezat"],
+        ["mutants", "--profile", "ezat"],
+        ["fuzz", "--profile", "ezat", "--examples", "1"],
+    ],
+    ids=["certify-bundled", "matrix", "mutants", "fuzz"],
+)
+def test_every_command_refuses_a_bundled_catalog_that_does_not_load(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _broken_catalog(tmp_path, ("ezat", "lyrouter", "relay"))
+    monkeypatch.setattr(harness.paths, "specs_dir", lambda: root)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    extra = ["--out", str(out)] if argv[0] in ("matrix", "mutants") else ["--report-dir", str(out)]
+    assert main([*argv, *extra]) == EXIT_CONFIG
+    _assert_names_every_problem(capsys.readouterr().err)
+    assert not out.exists() or not any(out.rglob("*"))
+
+
+def test_collection_errors_are_counted_even_when_other_files_collected(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """`results.json` said 0 whenever anything collected; a path pytest cannot collect is counted."""
+    from harness.replay.sim_app import SimulatorServer
+    from tests.harness.test_plugin import RULES
+    from tests.harness.tiny_gateways import KEY, make_gateway, serve
+
+    pytester.makefile(".yaml", rules=RULES)
+    pytester.makepyfile(test_broken="import no_such_module_anywhere\n")
+    report = tmp_path / "r.json"
+    with SimulatorServer() as provider, serve(make_gateway(provider.url)) as gateway:
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--gateway-url", f"{gateway}/v1", "--gateway-key", KEY,
+            "--profile", "ezat", "--upstream", "live", "--report-json", str(report),
+            "--rule", "ezat/test/refuse-n", str(pytester.path),
+        )  # fmt: skip
+    assert result.ret != 0
+    document = json.loads(report.read_text())
+    assert document["collection_errors"] == 1
