@@ -112,3 +112,41 @@ def test_collection_errors_are_counted_even_when_other_files_collected(
     assert result.ret != 0
     document = json.loads(report.read_text())
     assert document["collection_errors"] == 1
+
+
+# --- issue 20 item 2: a wrong base path --------------------------------------------------------------
+
+
+def test_certify_the_reference_gateway_without_its_base_path_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reference gateway answers an unknown path with its own JSON envelope: still no endpoint there."""
+    from harness.orchestrate import reference_gateway
+    from harness.replay.sim_app import SimulatorServer
+
+    out = tmp_path / "report"
+    with SimulatorServer() as sim, reference_gateway("ezat", sim.url, "k-1", tmp_path / "gw.log") as url:
+        root = url.removesuffix("/openai/v1")
+        argv = ["certify", "--gateway-url", root, "--profile", "ezat", "--upstream", "live",
+                "--gateway-key", "k-1", "--report-dir", str(out)]  # fmt: skip
+        assert main(argv) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "no chat completions endpoint at this URL" in err
+    assert "the documented base path is /openai/v1" in err
+    assert not out.exists()
+
+
+def test_the_failure_pattern_names_the_base_path_for_an_unknown_path_envelope() -> None:
+    from harness.report.patterns import failure_patterns
+
+    body = json.dumps(
+        {"error": {"message": "Unknown path /x.", "type": "invalid_request_error", "code": None}}
+    )
+    results = [
+        {"rule_id": f"ezat/a/r{i}", "outcome": "FAIL", "violations": [],
+         "exchange": {"response": {"status": 404, "body": body}}}
+        for i in range(6)
+    ]  # fmt: skip
+    (pattern,) = failure_patterns({"profile": {"name": "ezat"}, "results": results})
+    assert "likely the base path" in pattern.cause
+    assert "invalid_request_error" in pattern.line()
