@@ -350,9 +350,7 @@ def lint_specs(args: argparse.Namespace) -> int:
     names = args.profile or available_profiles(root)
     if not names:
         raise ConfigError(f"{root}: no profile (no <name>/profile.yaml)")
-    docs = list(args.docs_dir)
-    if os.environ.get("GC_SHARED_DIR"):  # where the test suite also finds the bundled profiles' docs
-        docs.append(Path(os.environ["GC_SHARED_DIR"]) / "docs")
+    docs = list(args.docs_dir)  # the bundled profiles ship their docs beside them (specs/<profile>/<doc>.md)
     problems = lint(root, names, docs)
     for problem in problems:
         print(problem)

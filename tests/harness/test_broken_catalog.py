@@ -150,3 +150,36 @@ def test_the_failure_pattern_names_the_base_path_for_an_unknown_path_envelope() 
     (pattern,) = failure_patterns({"profile": {"name": "ezat"}, "results": results})
     assert "likely the base path" in pattern.cause
     assert "invalid_request_error" in pattern.line()
+
+
+# --- issue 20 item 7: the docs ship beside their profiles -------------------------------------------
+
+
+def test_lint_specs_and_drift_need_nothing_outside_a_fresh_clone(tmp_path: Path) -> None:
+    """A copy of specs/ with no `shared/` anywhere near it: lint-specs exits 0, drift reads the shipped doc."""
+    specs = tmp_path / "clone" / "specs"
+    shutil.copytree(SPECS, specs)
+    env = {k: v for k, v in os.environ.items() if k != "GC_SHARED_DIR"} | {"PYTHONPATH": str(ROOT)}
+    lint = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "lint-specs", "--specs-dir", str(specs), "--profile", "lyrouter"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    drift = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "drift", "--profile", "relay", "--specs-dir", str(specs)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    )  # fmt: skip
+    assert drift.returncode == 0, drift.stdout + drift.stderr
+    assert "doc relay-chat-completions" in drift.stdout and "verdict: no drift" in drift.stdout
+
+
+def test_the_wheel_ships_the_docs_beside_their_profiles() -> None:
+    """The wheel force-includes specs/ whole; the docs are files of it, so they ship (hatchling is not
+    installed here to build one: the check reads the configuration and the tree it includes; a wheel built
+    with `pip wheel .` holds harness/_data/specs/<profile>/<doc>.md)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]["specs"] == "harness/_data/specs"
+    for profile in ("ezat", "lyrouter", "relay"):
+        assert (SPECS / profile / f"{profile}-chat-completions.md").is_file()
