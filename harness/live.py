@@ -61,12 +61,22 @@ class LiveForm:
     send_twice: bool = False  # send once to prime (prompt caching), judge the second answer
     max_tokens: int | None = None  # the output bound of each request (None: not bounded by the request)
     prompt_bytes: int = 0  # the size of the request body template (pad_to_bytes when it sets one)
-    generic_schema: bool = False  # `schema: true` was added because the rule judges a served answer
+    generic_schema: bool = False  # kept for callers; the generic shape check is implicit in both modes now
+    specific_keys: tuple[str, ...] = ()  # judged keys with a check from the rule's sentence (not a live form)
+    billable: bool = True  # False: the doc says the gateway refuses it before any provider call
 
     @property
     def specific(self) -> tuple[str, ...]:
-        """Judged keys that come from the rule itself: not `status`, not the `schema: true` every 2xx gets."""
-        return tuple(k for k in self.judged if k != "status" and not (k == "schema" and self.generic_schema))
+        """Judged keys with a check from the rule's own sentence: not `status`, not a structural live form."""
+        return self.specific_keys
+
+    @property
+    def judgment(self) -> str:
+        """What a live run of this variant judges: `specific` checks from the rule's sentence, `structural`
+        checks only (any honest answer meets them), or `shape` (status and the generic shape only)."""
+        if self.specific_keys:
+            return "specific"
+        return "structural" if any(k != "status" for k in self.judged) else "shape"
 
     @property
     def requests(self) -> int:
@@ -83,6 +93,7 @@ class LiveForm:
             "not_observable": list(self.not_observable),
             "structural": list(self.structural),
             "specific": list(self.specific),
+            "judgment": self.judgment,
             "adjusted": bool(self.rule is not None and self.rule.live and self.rule.live.get("body")),
         }
 
@@ -324,14 +335,9 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
         else:
             expect[key] = value
     judged, hidden, structural = live_expectations(rule, expect)
+    # The generic shape of a served chat answer is judged in replay and live alike (harness/checks/shape.py,
+    # implicit in run_checks): not added here, so live judges nothing replay does not.
     generic_schema = False
-    chat = str(rule.request.get("path") or "chat/completions").rstrip("/").endswith("chat/completions")
-    if chat and _expects_success(judged) and "schema" not in judged and not judged.get("error"):
-        # A served answer is a valid chat.completion (chunks): the least any honest answer shows. Only for the
-        # chat endpoint: a models list or another path has its own shape.
-        judged["schema"] = True
-        structural.append("schema")
-        generic_schema = True
     adjusted = dict(rule.request)
     if live.get("body"):
         adjusted["body"] = _merge_body(adjusted.get("body"), live["body"])
@@ -343,6 +349,9 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
     live_rule = dataclasses.replace(
         rule, request=request, expect=judged, when=(), level=str(live.get("level", rule.level))
     )
+    from harness.costguard import billable
+
+    specific = specific_keys(expect, judged, structural)
     return LiveForm(
         rule=live_rule,
         judged=tuple(judged),
@@ -352,7 +361,43 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
         max_tokens=max_tokens if _expects_success(judged) else 0,
         prompt_bytes=int(request.get("pad_to_bytes") or len(json.dumps(request.get("body") or ""))),
         generic_schema=generic_schema,
+        specific_keys=specific,
+        billable=billable(expect),
     )
+
+
+_STRUCTURAL_FORMS = frozenset({"status", "live_usage", "live_tool_arguments"})
+
+
+def specific_keys(
+    expect: Mapping[str, Any], judged: Mapping[str, Any], structural: Sequence[str]
+) -> tuple[str, ...]:
+    """The judged keys that still carry a check of the rule's own (not only its structural live form): a key
+    given a live form counts when part of it survived as written (an unchanged assertion or header, the
+    usage formulas over the gateway's own counts, an error's type and code beside a scripted message)."""
+    out = []
+    for key, value in judged.items():
+        if key in _STRUCTURAL_FORMS:
+            continue
+        if key not in structural:
+            out.append(key)
+            continue
+        original = expect.get(key)
+        if key in ("json", "chunks") and isinstance(value, list) and isinstance(original, list):
+            kept = any(item in original for item in value)
+        elif key == "headers" and isinstance(value, Mapping) and isinstance(original, Mapping):
+            kept = any(
+                isinstance(original.get(n), Mapping)
+                and {k: v for k, v in original[n].items() if k != "path"} == m
+                for n, m in value.items()
+            )
+        elif key in ("usage", "error"):
+            kept = bool(value)
+        else:
+            kept = value == original
+        if kept:
+            out.append(key)
+    return tuple(out)
 
 
 # --- cost guard -------------------------------------------------------------------------------------
@@ -427,9 +472,13 @@ def reported_tokens(exchange: Any) -> dict[str, int]:
 def run_live(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client) -> Outcome:
     """Run a rule variant live `target.repeat` times; PASS only when every run passed, FLAKY when some did."""
     from harness import runner
+    from harness.costguard import large_request_reason
 
     started = time.monotonic()
     form = live_form(rule, variant)
+    large = large_request_reason(form, target.allow_large_requests)
+    if large:
+        form = LiveForm(reason=large)
     if form.reason is not None or form.rule is None:
         return runner.Outcome(rule.id, variant, NOT_APPLICABLE, reason=form.reason or "")
     runs: list[Outcome] = []

@@ -197,6 +197,7 @@ def pytest_configure(config: pytest.Config) -> None:
         repeat=opt.repeat,
         keepalive_silence=opt.keepalive_silence,
         nonstream_timeout=opt.nonstream_timeout,
+        allow_large_requests=bool(opt.allow_large_requests),
     )
     state = SessionState(
         target=target,
@@ -364,12 +365,20 @@ class ConformanceRun:
             result = item.result()
             if result is not None:
                 report.gc = result  # survives xdist: reports are serialized with their __dict__
+                if result.get("live_coverage"):  # JUnit: what a live result judged (harness/report/live.py)
+                    from harness.report.live import coverage_kind
+
+                    item.user_properties.append(("live_judgment", coverage_kind(result)))
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         result = getattr(report, "gc", None)
         if report.when != "call" or result is None:
             return None
+        if result.get("live_coverage") and result["outcome"] == "PASS":
+            from harness.live_plugin import live_pass_status
+
+            return live_pass_status(result)  # a PASS that judged no specific check is its own class
         return {
             "PASS": ("passed", ".", "PASS"),
             "FAIL": ("failed", "F", "FAIL"),
@@ -386,6 +395,10 @@ class ConformanceRun:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """HARNESS_ERROR reports are their own category, which pytest's FAILURES and -r summaries skip: say
         each one's reason here, always (a run that could not judge a rule must say why)."""
+        if self.state.target.upstream_mode == "live" and not _is_worker(terminalreporter.config):
+            from harness.live_plugin import live_terminal_summary
+
+            live_terminal_summary(report_document(self.state, self.collection_errors), terminalreporter)
         reports = [r for r in terminalreporter.stats.get("harness error", []) if r.when == "call"]
         if not reports:
             return
