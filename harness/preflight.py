@@ -102,10 +102,23 @@ def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: floa
     return Answer(response.status_code, response.content[:4096], response.headers.get("content-type", ""))
 
 
+def check_url(gateway_url: str) -> None:
+    """A URL without an http(s) scheme is a typo, not a gateway that is down: say so (exit 3)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(gateway_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise PreflightError(
+            f"--gateway-url {gateway_url!r}: expected an http(s) URL with a scheme and a host, "
+            "e.g. http://127.0.0.1:8080/v1"
+        )
+
+
 def preflight(
     gateway_url: str, key: str | None, base_path: str | None = None, timeout: float = TIMEOUT
 ) -> None:
     """Raise PreflightError with a one-line diagnosis when no rule could judge this gateway."""
+    check_url(gateway_url)
     with httpx.Client(trust_env=False, follow_redirects=False) as client:
         answer = probe(client, gateway_url, key, timeout)
     problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path)
