@@ -341,6 +341,10 @@ def live_form(rule: Rule, variant: Mapping[str, Any]) -> LiveForm:
     adjusted = dict(rule.request)
     if live.get("body"):
         adjusted["body"] = _merge_body(adjusted.get("body"), live["body"])
+    if live.get("send_twice"):
+        # A prompt-cache read needs the same bytes on both calls: no case marker (it differs per call, and live
+        # mode has no replay upstream to route by it).
+        adjusted["marker"] = "none"
     request, max_tokens = _bounded(adjusted, live, judged)
     if not judged:
         return LiveForm(
