@@ -152,3 +152,45 @@ def test_certify_live_says_what_each_result_judged_everywhere(
     assert "(live, not a verdict of record)" in summary and "| status and shape only |" in summary
     junit = (tmp_path / "ezat" / "junit.xml").read_text()
     assert 'name="live_judgment" value="shape"' in junit and 'name="live_judgment" value="specific"' in junit
+
+
+# --- item 6 (the rules' live forms) -----------------------------------------------------------------------
+
+
+def test_live_forms_that_hold_for_any_honest_model() -> None:
+    from harness.spec import load_rule_file
+    from harness.spec.loader import specs_dir
+
+    def rule(path: str, rule_id: str) -> Any:
+        return next(r for r in load_rule_file(specs_dir() / path).rules if r.id == rule_id)
+
+    only_tools = rule("lyrouter/response.yaml", "lyrouter/response/content-with-only-tool-calls-anthropic")
+    form = live_form_of(only_tools)
+    assert form.rule is not None and form.rule.request["body"]["tool_choice"]["type"] == "function"
+    assert form.rule.expect["finish_reason"] == "tool_calls" and "reading" in (only_tools.live or {})
+    assert "1,024 tokens" in rule("ezat/response.yaml", "ezat/response/usage-plain").live["reading"]
+    cached = live_form_of(rule("ezat/response.yaml", "ezat/response/usage-cache-read"))
+    assert cached.send_twice and cached.rule is not None and cached.rule.request["marker"] == "none"
+    assert cached.rule.level == "SHOULD" and cached.prompt_bytes > 4 * 1024 * 1.5  # well above 1,024 tokens
+
+
+def live_form_of(rule: Any) -> LiveForm:
+    from harness.live import live_form
+
+    return live_form(rule, {"stream": False})
+
+
+def test_prompt_caching_is_observable_live(pytester: pytest.Pytester, live_gateway: tuple[str, str]) -> None:
+    """Over the simulator (which caches only above 1,024 tokens): the second call reads the cache."""
+    url, key = live_gateway
+    report = pytester.path / "r.json"
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--gateway-url", url, "--gateway-key", key, "--profile", "ezat",
+        "--upstream", "live", "--rule", "ezat/response/usage-cache-read", "--rule", "ezat/caching/automatic",
+        "--report-json", str(report),
+    )  # fmt: skip
+    results = json.loads(report.read_text())["results"]
+    assert len(results) == 4
+    for r in results:
+        assert r["outcome"] == "PASS", r
+        assert r["live_coverage"]["judgment"] == "specific"
