@@ -194,3 +194,24 @@ def test_prompt_caching_is_observable_live(pytester: pytest.Pytester, live_gatew
     for r in results:
         assert r["outcome"] == "PASS", r
         assert r["live_coverage"]["judgment"] == "specific"
+
+
+def test_a_filter_on_the_scripted_text_is_not_judged_live() -> None:
+    """relay/streaming/every-text-chunk-forwarded-openai filters chunks by the cassette's words: live, a real
+    model writes others, so the filter is dropped (it failed against every honest model before)."""
+    from harness.spec import load_rule_file
+    from harness.spec.loader import specs_dir
+
+    rule = next(
+        r
+        for r in load_rule_file(specs_dir() / "relay" / "streaming.yaml").rules
+        if r.id == "relay/streaming/every-text-chunk-forwarded-openai"
+    )
+    form = live_form_of_stream(rule)
+    assert form.rule is not None and "chunks" not in form.rule.expect
+
+
+def live_form_of_stream(rule: Any) -> LiveForm:
+    from harness.live import live_form
+
+    return live_form(rule, {"stream": True})
