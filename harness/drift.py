@@ -247,6 +247,15 @@ def _load(profile: str, specs: Path) -> tuple[str, list[Any], list[dict[str, Any
     return declared.doc, rules, data["sentences"]
 
 
+def shipped_doc(profile: str, specs: Path) -> Path:
+    """The doc a profile's rules quote, as shipped beside it (specs/<profile>/<doc>.md)."""
+    try:
+        declared = load_profile(profile, specs)
+    except SpecError as exc:
+        raise ConfigError(str(exc)) from exc
+    return specs / profile / f"{declared.doc}.md"
+
+
 def format_report(report: DriftReport) -> str:
     lines = [f"drift: profile {report.profile}, doc {report.doc}"]
 
@@ -274,8 +283,21 @@ def parser() -> argparse.ArgumentParser:
         description="Compare a (new) version of a gateway's doc with its rules and coverage ledger.",
     )
     p.add_argument("--profile", required=True, help="whose rules and ledger (specs/<profile>/)")
-    p.add_argument("--doc", required=True, type=Path, help="the doc's Markdown file (the new version)")
-    p.add_argument("--specs", type=Path, default=None, help="the specs folder (default: this package's)")
+    p.add_argument(
+        "--doc",
+        type=Path,
+        default=None,
+        help="the doc's Markdown file, e.g. a new version (default: the copy shipped beside the profile, "
+        "specs/<profile>/<doc>.md)",
+    )
+    p.add_argument(
+        "--specs-dir",
+        "--specs",  # the old spelling; every other command says --specs-dir
+        dest="specs",
+        type=Path,
+        default=None,
+        help="the specs folder (default: this package's)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     return p
 
@@ -289,6 +311,8 @@ def main(argv: list[str]) -> int:
     try:
         if not (specs / args.profile / "profile.yaml").is_file():
             raise ConfigError(f"no profile {args.profile!r} under {specs}")
+        if args.doc is None:
+            args.doc = shipped_doc(args.profile, specs)
         if not args.doc.is_file():
             raise ConfigError(f"{args.doc}: no such file")
         try:

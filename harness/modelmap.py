@@ -50,6 +50,15 @@ def _guess(default: str, ids: Sequence[str]) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
+def deliberately_unknown(role: str, default: str, description: str) -> bool:
+    """A role whose id must NOT be one the gateway serves (its rules judge the refusal): `UNKNOWN_MODEL`,
+    `MODEL_NO_ROUTE` and the like. Their drafted entry keeps the default instead of asking for a listed id."""
+    text = f"{role} {default} {description}".lower()
+    return any(
+        mark in text for mark in ("unknown", "no_route", "does-not-exist", "does not know", "no channel can")
+    )
+
+
 def draft_model_map(profile: Profile, ids: Sequence[str], source: str) -> str:
     """A commented YAML model map: each role's meaning, the gateway's id when one fits, TODO otherwise."""
     lines = [
@@ -62,6 +71,14 @@ def draft_model_map(profile: Profile, ids: Sequence[str], source: str) -> str:
     for role, spec in sorted(profile.models.items()):
         lines.append(f"# {role}: {spec.description}")
         guess = _guess(spec.default, ids)
+        if deliberately_unknown(role, spec.default, spec.description):
+            listed = spec.default in ids
+            lines.append(
+                f"{role}: {_scalar(spec.default)}  # keep: deliberately an id the gateway does not serve"
+                + (" (but your gateway lists it: choose another unknown id)" if listed else "")
+            )
+            lines.append("")
+            continue
         if guess is not None:
             note = (
                 "listed by the gateway" if guess == spec.default else f"listed; the default is {spec.default}"

@@ -22,6 +22,8 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
         violations.extend(CHECKS[kind](expected, exchange))
     if "provider_accepts" not in expect:  # implicit: what the gateway sent, the provider must accept
         violations.extend(CHECKS["provider_accepts"](True, exchange))
+    if _shape.implicit(expect):  # implicit, replay and live alike: a served chat answer has the SDK's shape
+        violations.extend(CHECKS["shape"](True, exchange))
     return violations
 
 
@@ -29,6 +31,7 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
 from harness.checks import listener as _listener  # noqa: E402
 from harness.checks import parity as _parity  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
+from harness.checks import shape as _shape  # noqa: E402
 from harness.checks import stream as _stream  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
 from harness.checks.live import LIVE_CHECKS  # noqa: E402
@@ -56,6 +59,7 @@ CHECKS.update(
         "elapsed": _listener.check_elapsed,
         "provider_accepts": _upstream.check_provider_accepts,
         "upstream_path": _upstream.check_upstream_path,
+        "shape": _shape.check_shape,
         **LIVE_CHECKS,  # live forms of expectations about the scripted answer (harness/engine/live.py)
     }
 )

@@ -31,11 +31,23 @@ def roles_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=roles)
 
 
+def _listed_models(args: argparse.Namespace) -> list[str]:
+    """The ids the gateway lists (GET URL/models) for --write-model-map; a ConfigError before anything prints."""
+    from harness.modelmap import list_models
+    from harness.orchestrate.preflight import check_url
+
+    if not args.gateway_url:
+        raise ConfigError("--write-model-map needs --gateway-url (the map is drafted from GET <URL>/models)")
+    check_url(args.gateway_url)
+    return list_models(args.gateway_url.rstrip("/") + "/models", args.gateway_key or os.environ.get(KEY_ENV))
+
+
 def roles(args: argparse.Namespace) -> int:
     from harness.paths import specs_root
     from harness.spec import load_profile
 
     profile = load_profile(args.profile, specs_root(args.specs_dir))
+    ids = _listed_models(args) if args.write_model_map is not None else []  # a dead URL errors before the listing
     print(f"profile {profile.name}: {profile.title}")
     print(f"  doc: {profile.doc}" + (f"; base path {profile.base_path}" if profile.base_path else ""))
     print(
@@ -50,12 +62,9 @@ def roles(args: argparse.Namespace) -> int:
         print("  (none)")
     if args.write_model_map is None:
         return EXIT_OK
-    if not args.gateway_url:
-        raise ConfigError("--write-model-map needs --gateway-url (the map is drafted from GET <URL>/models)")
-    from harness.modelmap import draft_model_map, list_models
+    from harness.modelmap import draft_model_map
 
     url = args.gateway_url.rstrip("/") + "/models"
-    ids = list_models(url, args.gateway_key or os.environ.get(KEY_ENV))
     try:
         args.write_model_map.write_text(draft_model_map(profile, ids, f"GET {url}"), encoding="utf-8")
     except OSError as exc:
@@ -138,9 +147,7 @@ def lint_specs(args: argparse.Namespace) -> int:
     names = args.profile or available_profiles(root)
     if not names:
         raise ConfigError(f"{root}: no profile (no <name>/profile.yaml)")
-    docs = list(args.docs_dir)
-    if os.environ.get("GC_SHARED_DIR"):  # where the test suite also finds the bundled profiles' docs
-        docs.append(Path(os.environ["GC_SHARED_DIR"]) / "docs")
+    docs = list(args.docs_dir)  # the bundled profiles ship their docs beside them (specs/<profile>/<doc>.md)
     problems = lint(root, names, docs)
     for problem in problems:
         print(problem)

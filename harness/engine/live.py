@@ -57,12 +57,22 @@ class LiveForm:
     send_twice: bool = False  # send once to prime (prompt caching), judge the second answer
     max_tokens: int | None = None  # the output bound of each request (None: not bounded by the request)
     prompt_bytes: int = 0  # the size of the request body template (pad_to_bytes when it sets one)
-    generic_schema: bool = False  # `schema: true` was added because the rule judges a served answer
+    generic_schema: bool = False  # kept for callers; the generic shape check is implicit in both modes now
+    specific_keys: tuple[str, ...] = ()  # judged keys with a check from the rule's sentence (not a live form)
+    billable: bool = True  # False: the doc says the gateway refuses it before any provider call
 
     @property
     def specific(self) -> tuple[str, ...]:
-        """Judged keys that come from the rule itself: not `status`, not the `schema: true` every 2xx gets."""
-        return tuple(k for k in self.judged if k != "status" and not (k == "schema" and self.generic_schema))
+        """Judged keys with a check from the rule's own sentence: not `status`, not a structural live form."""
+        return self.specific_keys
+
+    @property
+    def judgment(self) -> str:
+        """What a live run of this variant judges: `specific` checks from the rule's sentence, `structural`
+        checks only (any honest answer meets them), or `shape` (status and the generic shape only)."""
+        if self.specific_keys:
+            return "specific"
+        return "structural" if any(k != "status" for k in self.judged) else "shape"
 
     @property
     def requests(self) -> int:
@@ -79,6 +89,7 @@ class LiveForm:
             "not_observable": list(self.not_observable),
             "structural": list(self.structural),
             "specific": list(self.specific),
+            "judgment": self.judgment,
             "adjusted": bool(self.rule is not None and self.rule.live and self.rule.live.get("body")),
         }
 
@@ -124,6 +135,7 @@ def _scripted_literal(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:
 # --- live forms of expectations ---------------------------------------------------------------------
 
 _ANSWER_REF = "${answer."
+_PATH_LITERAL_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 _VALUE_MATCHERS = ("equals", "contains", "one_of", "matches")
 
 
@@ -159,6 +171,10 @@ def live_assertion(
     out = dict(assertion)
     changed = False
     path = str(assertion.get("path", ""))
+    # A filter on the scripted answer's own text (`$[?@…content == "LYRouter is"]`) selects nothing a real
+    # model writes: nothing observable is left of it.
+    if any(_scripted_literal(a or b, rule, answers) for a, b in _PATH_LITERAL_RE.findall(path)):
+        return None, True
     for key in (*_VALUE_MATCHERS, "not_equals", "excludes"):
         if key not in out or not (_scripted(out[key], rule, answers) or _arguments_path(path)):
             continue
@@ -309,17 +325,16 @@ def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) 
         else:
             expect[key] = value
     judged, hidden, structural = live_expectations(rule, expect, answers)
+    # The generic shape of a served chat answer is judged in replay and live alike (harness/checks/shape.py,
+    # implicit in run_checks): not added here, so live judges nothing replay does not.
     generic_schema = False
-    chat = str(rule.request.get("path") or "chat/completions").rstrip("/").endswith("chat/completions")
-    if chat and _expects_success(judged) and "schema" not in judged and not judged.get("error"):
-        # A served answer is a valid chat.completion (chunks): the least any honest answer shows. Only for the
-        # chat endpoint: a models list or another path has its own shape.
-        judged["schema"] = True
-        structural.append("schema")
-        generic_schema = True
     adjusted = dict(rule.request)
     if live.get("body"):
         adjusted["body"] = _merge_body(adjusted.get("body"), live["body"])
+    if live.get("send_twice"):
+        # A prompt-cache read needs the same bytes on both calls: no case marker (it differs per call, and live
+        # mode has no replay upstream to route by it).
+        adjusted["marker"] = "none"
     request, max_tokens = _bounded(adjusted, live, judged)
     if not judged:
         return LiveForm(
@@ -328,6 +343,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) 
     live_rule = dataclasses.replace(
         rule, request=request, expect=judged, when=(), level=str(live.get("level", rule.level))
     )
+    specific = specific_keys(expect, judged, structural)
     return LiveForm(
         rule=live_rule,
         judged=tuple(judged),
@@ -337,7 +353,51 @@ def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) 
         max_tokens=max_tokens if _expects_success(judged) else 0,
         prompt_bytes=int(request.get("pad_to_bytes") or len(json.dumps(request.get("body") or ""))),
         generic_schema=generic_schema,
+        specific_keys=specific,
+        billable=billable(expect),
     )
+
+
+def billable(expect: Mapping[str, Any]) -> bool:
+    """False when the rule's doc says the gateway refuses this request before any provider call."""
+    status = expect.get("status", 200)
+    statuses = status if isinstance(status, list) else [status]
+    refused = bool(statuses) and all(isinstance(s, int) and 400 <= s < 500 for s in statuses)
+    return not (refused and expect.get("upstream_calls") == 0)
+
+
+_STRUCTURAL_FORMS = frozenset({"status", "live_usage", "live_tool_arguments"})
+
+
+def specific_keys(
+    expect: Mapping[str, Any], judged: Mapping[str, Any], structural: Sequence[str]
+) -> tuple[str, ...]:
+    """The judged keys that still carry a check of the rule's own (not only its structural live form): a key
+    given a live form counts when part of it survived as written (an unchanged assertion or header, the
+    usage formulas over the gateway's own counts, an error's type and code beside a scripted message)."""
+    out = []
+    for key, value in judged.items():
+        if key in _STRUCTURAL_FORMS:
+            continue
+        if key not in structural:
+            out.append(key)
+            continue
+        original = expect.get(key)
+        if key in ("json", "chunks") and isinstance(value, list) and isinstance(original, list):
+            kept = any(item in original for item in value)
+        elif key == "headers" and isinstance(value, Mapping) and isinstance(original, Mapping):
+            kept = any(
+                isinstance(original.get(n), Mapping)
+                and {k: v for k, v in original[n].items() if k != "path"} == m
+                for n, m in value.items()
+            )
+        elif key in ("usage", "error"):
+            kept = bool(value)
+        else:
+            kept = value == original
+        if kept:
+            out.append(key)
+    return tuple(out)
 
 
 __all__ = [

@@ -14,7 +14,7 @@ import httpx
 from harness.checks import run_checks
 from harness.engine.cost import reported_tokens
 from harness.engine.judge import body_streams, harness_fault, judge, new_diagnostics, step_violations
-from harness.engine.live import live_form
+from harness.engine.live import LiveForm, live_form
 from harness.engine.scripted import scripted_answers
 from harness.engine.send import exchange_once
 from harness.engine.target import Outcome, Target, not_applicable_reason
@@ -74,8 +74,13 @@ def run_once(
 
 def run_live(rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client) -> Outcome:
     """Run a rule variant live `target.repeat` times; PASS only when every run passed, FLAKY when some did."""
+    from harness.engine.costguard import large_request_reason
+
     started = time.monotonic()
     form = live_form(rule, variant, scripted_answers(rule))
+    large = large_request_reason(form, target.allow_large_requests)
+    if large:
+        form = LiveForm(reason=large)
     if form.reason is not None or form.rule is None:
         return Outcome(rule.id, variant, NOT_APPLICABLE, reason=form.reason or "")
     runs: list[Outcome] = []

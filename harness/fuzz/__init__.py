@@ -393,11 +393,24 @@ def _write(
     return path
 
 
+def _check_catalogs(profiles: Sequence[str] | None) -> None:
+    """A profile whose rule files do not load is bad configuration here too (the fuzz reads its profile)."""
+    from harness.collection import CatalogError, check_catalog
+    from harness.orchestrate import profiles_with_rules
+    from harness.paths import specs_dir
+
+    try:
+        check_catalog([specs_dir() / p for p in (profiles or profiles_with_rules())])
+    except CatalogError as exc:
+        raise FuzzConfigError(str(exc)) from exc
+
+
 def _run(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     if args.examples < 1:
         raise FuzzConfigError("--examples must be at least 1")
+    _check_catalogs(args.profile)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_dir = Path(args.report_dir or Path("gc-report") / f"fuzz-{stamp}")
     budget = {

@@ -1,4 +1,4 @@
-"""`python -m harness.fuzz`: the fuzz command before it is wired into `gateway-conformance`."""
+"""`python -m harness.fuzz`: the same as `gateway-conformance fuzz`."""
 
 import sys
 

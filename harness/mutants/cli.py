@@ -305,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
+    from harness.collection import CatalogError as RuleCatalogError
+    from harness.collection import check_catalog
     from harness.paths import specs_dir
     from harness.selection import rule_files, rule_selected
     from harness.spec import SpecError, load_profile, load_rule_file
@@ -324,13 +326,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.merge:
             return merge_main(args, catalog)
         profile = load_profile(args.profile)
-        rules = [
-            rule
-            for f in rule_files(specs_dir() / args.profile)
-            for rule in load_rule_file(f).rules
-            if rule_selected(rule, args.rule)
-        ]
-    except (CatalogError, SpecError, ValueError) as exc:
+        try:
+            rules = [
+                rule
+                for f in rule_files(specs_dir() / args.profile)
+                for rule in load_rule_file(f).rules
+                if rule_selected(rule, args.rule)
+            ]
+        except SpecError:
+            check_catalog([specs_dir() / args.profile])  # every problem of every file, not the first
+            raise
+    except (CatalogError, SpecError, ValueError, RuleCatalogError) as exc:
         return config_error(str(exc))
     if not rules:
         return config_error(f"no rule of profile {args.profile} matches {' '.join(args.rule)}")

@@ -54,8 +54,21 @@ def certify(args: argparse.Namespace) -> int:
     print(summarize(documents))
     print(f"\nreport: {report_dir}")
     code = exit_code(documents)
-    print(VERDICT_LINE[code])
+    print(verdict_line(code, documents))
     return code
+
+
+def verdict_line(code: int, documents: Sequence[dict[str, Any]]) -> str:
+    """The last line: live results say they are not a verdict of record; a budget cut never says 'all rules
+    as expected' (harness/engine/costguard.py)."""
+    from harness.engine.costguard import partial_line
+    from harness.report.live import VERDICT_NOTE, is_live
+
+    if not any(is_live(d) for d in documents):
+        return VERDICT_LINE[code]
+    partial = partial_line(documents)
+    what = partial if partial and code == 0 else VERDICT_LINE[code].removeprefix("verdict: ")
+    return f"verdict ({VERDICT_NOTE}): {what}"
 
 
 def _certify_gateway(

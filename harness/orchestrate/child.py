@@ -144,13 +144,15 @@ def selected_profiles(
     profiles: Sequence[str], patterns: Sequence[str], root: Path | None = None
 ) -> list[str]:
     """The profiles in which the `--rule` patterns select something (every pattern must match somewhere)."""
+    from harness.collection import check_catalog
     from harness.paths import specs_root
     from harness.selection import profile_rules, select_profiles
 
     base = specs_root(root)
     catalogs = {p: profile_rules([base / p], p) for p in profiles}
-    if any(rules is None for rules in catalogs.values()):
-        return list(profiles)  # a rule file that does not load: the child run reports it
+    if any(rules is None for rules in catalogs.values()):  # a rule file that does not load: exit 3
+        check_catalog([base / p for p in profiles])  # every problem of every file named
+        return list(profiles)
     return select_profiles({p: rules or [] for p, rules in catalogs.items()}, patterns)
 
 

@@ -220,6 +220,16 @@ OPTIONS: tuple[Option, ...] = (
         "forward",
     ),
     Option(
+        ("--allow-large-requests",),
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "live mode: send the rule variants whose request body is over 1 MB (real bytes uploaded to the "
+            "gateway, and a provider bill if it does not enforce its limit); without it they are not runnable live.",
+        },
+        "forward",
+    ),
+    Option(
         ("--report-json",),
         {
             "metavar": "PATH",

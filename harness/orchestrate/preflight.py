@@ -4,8 +4,10 @@ catalog of FAILs and a FAIL certificate.
 
 The request is `POST {base}/chat/completions` with an empty JSON object: the path every rule uses, a body
 every gateway refuses before routing (so nothing reaches a provider). Only these answers are diagnosed:
-no connection, 401/403, and a 404/405 that is not an OpenAI error envelope (the path is not served). Any
-other answer, a slow one included, is the rules' business.
+no connection, 401/403, and a 404/405 (the path is not served — with an OpenAI error envelope or without one:
+gateways answer unknown paths with their own envelope too, the reference gateway among them). Any other answer,
+a slow one included, is the rules' business. The one 404 that is not a missing endpoint is an envelope about the
+model (`code`/`param` naming it): a gateway that read the empty body and found no model is the endpoint.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def _is_openai_error(body: bytes) -> bool:
     return isinstance(data, dict) and isinstance(data.get("error"), dict)
 
 
+def _about_the_model(body: bytes) -> bool:
+    """An error envelope whose code or param names the model: the endpoint answered (the body has no model)."""
+    if not _is_openai_error(body):
+        return False
+    error = json.loads(body)["error"]
+    return any("model" in str(error.get(k) or "").lower() for k in ("code", "param"))
+
+
 def _error_message(body: bytes) -> str:
     try:
         error = json.loads(body)["error"]
@@ -60,14 +70,17 @@ def diagnose(url: str, answer: Answer, *, key_given: bool, base_path: str | None
                 f"{_error_message(answer.body)}"
             )
         return f"{url} refused the key (HTTP {answer.status}{_error_message(answer.body)}): check {KEY_ENV} / --gateway-key"
-    if answer.status in (404, 405) and not _is_openai_error(answer.body):
+    if answer.status in (404, 405) and not _about_the_model(answer.body):
         kind = "HTML" if "html" in answer.content_type else answer.content_type or "a body"
+        if _is_openai_error(answer.body):
+            kind = f"an error envelope{_error_message(answer.body)}"
         hint = "did you forget /v1?"
         if base_path:
             hint += f" (the documented base path is {base_path})"
+        example = f"http://127.0.0.1:8080{base_path or '/v1'}"
         return (
-            f"{url} answers {answer.status} with {kind}: this is not the gateway's OpenAI base URL; {hint} "
-            "--gateway-url is the base URL as an SDK takes it, e.g. http://127.0.0.1:8080/v1"
+            f"no chat completions endpoint at this URL: POST {url.rstrip('/')}/chat/completions answers "
+            f"{answer.status} with {kind}; {hint} --gateway-url is the base URL as an SDK takes it, e.g. {example}"
         )
     return None
 
@@ -89,10 +102,23 @@ def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: floa
     return Answer(response.status_code, response.content[:4096], response.headers.get("content-type", ""))
 
 
+def check_url(gateway_url: str) -> None:
+    """A URL without an http(s) scheme is a typo, not a gateway that is down: say so (exit 3)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(gateway_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise PreflightError(
+            f"--gateway-url {gateway_url!r}: expected an http(s) URL with a scheme and a host, "
+            "e.g. http://127.0.0.1:8080/v1"
+        )
+
+
 def preflight(
     gateway_url: str, key: str | None, base_path: str | None = None, timeout: float = TIMEOUT
 ) -> None:
     """Raise PreflightError with a one-line diagnosis when no rule could judge this gateway."""
+    check_url(gateway_url)
     with httpx.Client(trust_env=False, follow_redirects=False) as client:
         answer = probe(client, gateway_url, key, timeout)
     problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path)

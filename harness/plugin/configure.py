@@ -48,6 +48,7 @@ def configure(config: pytest.Config) -> None:
         repeat=opt.repeat,
         keepalive_silence=opt.keepalive_silence,
         nonstream_timeout=opt.nonstream_timeout,
+        allow_large_requests=bool(opt.allow_large_requests),
     )
     state = SessionState(
         target=target,
@@ -164,13 +165,17 @@ def _probe(replay_url: str | None, gateway_url: str, key: str | None, base_path:
 
 def _check_selection(config: pytest.Config, profile: str) -> None:
     """An empty selection is bad configuration: exit 3 naming the patterns, before anything starts."""
+    from harness.collection import CatalogError, check_catalog
     from harness.selection import EmptySelection, check_selection, profile_rules
 
-    paths = [Path(a) for a in config.args]
-    if not all(p.exists() for p in paths):  # node ids (file::name) or -k: pytest selects, not us
-        return
-    rules = profile_rules(paths, profile)
-    if rules is None:  # a rule file that does not load: the collection error says which
+    paths = [Path(a.split("::")[0]) for a in config.args]
+    rules = profile_rules([p for p in paths if p.exists()], profile)
+    if rules is None:  # a rule file that does not load is bad configuration (exit 3), every problem named
+        try:
+            check_catalog([p for p in paths if p.exists()])
+        except CatalogError as exc:
+            raise pytest.UsageError(*exc.lines()) from exc
+    if rules is None or not all(Path(a).exists() for a in config.args):  # node ids or -k: pytest selects
         return
     try:
         check_selection(rules, config.option.rule, profile)

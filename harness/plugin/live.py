@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.engine.cost import budget_cut, plan_cost
 from harness.engine.live import LiveForm, ScriptedAnswers, live_form
 from harness.engine.scripted import scripted_answers
 from harness.engine.target import not_applicable_reason
@@ -21,6 +20,8 @@ if TYPE_CHECKING:
 
 def _forms(state: SessionState, pairs: Sequence[tuple[Rule, dict[str, Any]]]) -> list[LiveForm]:
     out = []
+    from harness.engine.costguard import large_request_reason
+
     answers: dict[str, ScriptedAnswers] = {}  # each cassette read once for the whole plan
     for rule, variant in pairs:
         reason = not_applicable_reason(rule, state.target)
@@ -30,7 +31,9 @@ def _forms(state: SessionState, pairs: Sequence[tuple[Rule, dict[str, Any]]]) ->
         name = str((rule.upstream or {}).get("cassette") or "")
         if name not in answers:
             answers[name] = scripted_answers(rule)
-        out.append(live_form(rule, variant, answers[name]))
+        form = live_form(rule, variant, answers[name])
+        large = large_request_reason(form, state.target.allow_large_requests)
+        out.append(LiveForm(reason=large) if large else form)
     return out
 
 
@@ -40,17 +43,23 @@ def catalog_pairs(state: SessionState, args: Sequence[str]) -> Iterator[tuple[Ru
 
 
 def announce(state: SessionState, config: pytest.Config) -> None:
-    """Before sending: how many requests the live run makes and the most output tokens they may produce."""
-    forms = _forms(state, list(catalog_pairs(state, config.args)))
+    """Before sending: how many requests the live run makes, how many may reach a provider, and the most
+    output tokens they may produce; with `--max-requests`, the plan recomputed for what the budget buys."""
+    from harness.engine.costguard import choose, plan
+
+    pairs = list(catalog_pairs(state, config.args))
+    forms = _forms(state, pairs)
     repeat = state.target.repeat
-    plan = plan_cost(forms, repeat)
-    lines = [plan.describe(repeat)]
+    whole = plan(forms, repeat)
+    lines = [whole.describe(repeat)]
     limit = config.option.max_requests
-    if limit is not None and plan.requests > limit:
-        kept = budget_cut(forms, repeat, limit)
+    if limit is not None and whole.requests > limit:
+        chosen = choose(forms, [r.area for r, _ in pairs], repeat, limit)
+        bought = plan([f for i, f in enumerate(forms) if i in chosen], repeat)
         lines.append(
-            f"--max-requests {limit}: the run stops there — {kept} of {len(forms)} rule variants run, "
-            "the rest are SKIP (not sent)"
+            f"--max-requests {limit}: partial: {len(chosen)} of {whole.runnable} runnable rule variants will be "
+            f"sent (specific checks first, spread over areas), the rest SKIP (budget); "
+            + bought.describe(repeat).removeprefix("live run: ")
         )
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in lines:
@@ -61,13 +70,48 @@ def announce(state: SessionState, config: pytest.Config) -> None:
 
 
 def guard_cost(state: SessionState, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the rule items beyond `--max-requests` so they are SKIP and send nothing."""
+    """Mark the runnable rule items the `--max-requests` budget does not buy so they are SKIP (budget) and send
+    nothing; the items that cannot run live keep their own reason (NOT_APPLICABLE, as run_live says)."""
+    from harness.engine.costguard import budget_reason, choose
+
     limit = config.option.max_requests
-    if limit is None:
-        return
     rule_items = [item for item in items if hasattr(item, "rule") and hasattr(item, "variant")]
     forms = _forms(state, [(item.rule, item.variant) for item in rule_items])  # type: ignore[attr-defined]
-    kept = budget_cut(forms, state.target.repeat, limit)
-    message = f"--max-requests {limit} reached: not sent (the live run stopped at {limit} requests)"
-    for item in rule_items[kept:]:
-        item.over_budget = message  # type: ignore[attr-defined]
+    if limit is None:
+        return
+    chosen = choose(forms, [item.rule.area for item in rule_items], state.target.repeat, limit)  # type: ignore[attr-defined]
+    for index, item in enumerate(rule_items):
+        if forms[index].reason is None and index not in chosen:
+            item.over_budget = budget_reason(limit)  # type: ignore[attr-defined]
+
+
+def live_pass_status(result: dict[str, Any]) -> tuple[str, str, Any]:
+    """pytest's (category, letter, word) for a live PASS: one that judged no specific check is counted and
+    shown apart ("passed, shape only"), never as a plain PASS."""
+    from harness.report.live import coverage_kind
+
+    kind = coverage_kind(result)
+    if kind == "specific":
+        return ("passed", ".", "PASS")
+    if kind == "structural":
+        return ("passed (structural only)", "~", ("PASS (structural only)", {"yellow": True}))
+    return ("passed (status and shape only)", "-", ("PASS (status and shape only)", {"yellow": True}))
+
+
+def live_terminal_summary(document: dict[str, Any], terminalreporter: Any) -> None:
+    """The pytest live run prints what `certify --upstream live` prints: the coverage table per area, what was
+    not observable, a budget cut, and a verdict line that says it is live."""
+    from harness.engine.costguard import partial_line
+    from harness.outcomes import exit_code
+    from harness.report.live import VERDICT_NOTE, text_table
+
+    terminalreporter.write_sep("=", "live coverage (gateway-conformance)")
+    for line in text_table([document]).splitlines():
+        if line:
+            terminalreporter.write_line(line)
+    partial = partial_line([document])
+    if partial:
+        terminalreporter.write_line(partial)
+    words = {0: "all rules as expected", 1: "unexpected failures", 2: "the harness itself failed"}
+    verdict = partial or words[exit_code([document])]
+    terminalreporter.write_line(f"live verdict ({VERDICT_NOTE}): {verdict}")

@@ -20,6 +20,11 @@ class ConformanceRun:
 
     def __init__(self, state: SessionState) -> None:
         self.state = state
+        self.collection_errors = 0  # every collector that failed, whatever else collected
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors += 1
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> SpecFile | None:
         from harness.plugin.items import SpecFile
@@ -78,12 +83,20 @@ class ConformanceRun:
             result = item.result()
             if result is not None:
                 report.gc = result  # survives xdist: reports are serialized with their __dict__
+                if result.get("live_coverage"):  # JUnit: what a live result judged (harness/report/live.py)
+                    from harness.report.live import coverage_kind
+
+                    item.user_properties.append(("live_judgment", coverage_kind(result)))
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         result = getattr(report, "gc", None)
         if report.when != "call" or result is None:
             return None
+        if result.get("live_coverage") and result["outcome"] == "PASS":
+            from harness.plugin.live import live_pass_status
+
+            return live_pass_status(result)  # a PASS that judged no specific check is its own class
         return {
             "PASS": ("passed", ".", "PASS"),
             "FAIL": ("failed", "F", "FAIL"),
@@ -100,6 +113,10 @@ class ConformanceRun:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """HARNESS_ERROR reports are their own category, which pytest's FAILURES and -r summaries skip: say
         each one's reason here, always (a run that could not judge a rule must say why)."""
+        if self.state.target.upstream_mode == "live" and not is_worker(terminalreporter.config):
+            from harness.plugin.live import live_terminal_summary
+
+            live_terminal_summary(report_document(self.state, self.collection_errors), terminalreporter)
         reports = [r for r in terminalreporter.stats.get("harness error", []) if r.when == "call"]
         if not reports:
             return
@@ -139,7 +156,7 @@ class ConformanceRun:
         write_report(
             Path(config.option.report_json),
             self.state,
-            collection_errors=session.testsfailed if session.testscollected == 0 else 0,
+            collection_errors=self.collection_errors,
         )
 
 

@@ -122,7 +122,7 @@ def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[
         first = (r.get("violations") or [{}])[0].get("message") or r.get("reason") or ""
         rows.append(
             f'<tr data-outcome="{esc(r["outcome"])}" data-problem="{int(r["outcome"] in PROBLEMS)}" '
-            f'data-text="{esc(text)}"><td>{chip(r["outcome"])}</td><td><code>{esc(r["rule_id"])}</code>'
+            f'data-text="{esc(text)}"><td>{_outcome_chip(r)}</td><td><code>{esc(r["rule_id"])}</code>'
             f'<div class="variant">{esc(variant_label(r.get("variant") or {}))}</div></td>'
             f"<td>{esc(r['level'])}</td><td>{esc(r['profile'])} / {esc(r['area'])}</td>"
             f'<td>{esc(r["title"])}{link}<div class="why">{esc(short_json(first, 160)) if first else ""}</div></td>'
@@ -140,10 +140,47 @@ def _rules_table(documents: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[
     )
 
 
+def _outcome_chip(result: Mapping[str, Any]) -> str:
+    """The outcome chip; a live PASS that judged no specific check says so (its own class, not a plain PASS),
+    and a live result names what was not observable."""
+    word = live_report.pass_word(result)
+    if word == result["outcome"]:
+        out = chip(result["outcome"])
+    else:
+        out = f'<span class="chip o-NOT_APPLICABLE" title="live: no check of the rule\'s own was judged">{esc(word)}</span>'
+    hidden = live_report.not_observable(result)
+    if hidden:
+        out += f'<div class="variant">not observable live: {esc(", ".join(hidden))}</div>'
+    return out
+
+
+def _throwaway(url: str) -> bool:
+    """A loopback URL of a server the run started and stopped (the embedded reference gateway): not a target."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+def run_seconds(documents: Sequence[Mapping[str, Any]]) -> float:
+    """The run's wall time: first start to last finish (profiles run one after another; not their sum)."""
+    spans = [
+        (float(d["timings"]["started"]), float(d["timings"]["started"]) + float(d["timings"]["duration"]))
+        for d in documents
+        if d["timings"].get("started") is not None
+    ]
+    if not spans:
+        return sum(float(d["timings"]["duration"]) for d in documents)
+    return max(end for _, end in spans) - min(start for start, _ in spans)
+
+
 def _header(documents: Sequence[Mapping[str, Any]]) -> str:
     overall = overall_verdict(documents)
     targets = sorted({d["target"].get("description") or d["target"]["gateway_url"] for d in documents})
-    urls = sorted({d["target"]["gateway_url"] for d in documents} - set(targets))
+    urls = sorted(
+        {d["target"]["gateway_url"] for d in documents if not _throwaway(d["target"]["gateway_url"])}
+        - set(targets)
+    )
     profiles = "".join(
         f'<li><b>{esc(d["profile"]["name"])}</b> {chip(verdict(d))} <span class="muted">'
         f"{esc(d['profile'].get('title') or '')} ({esc(d['profile']['doc'])})</span></li>"
@@ -151,7 +188,7 @@ def _header(documents: Sequence[Mapping[str, Any]]) -> str:
     )
     versions = ", ".join(sorted({str(d["suite"]["version"]) for d in documents}))
     upstream = ", ".join(sorted({str(d["target"]["upstream"]) for d in documents}))
-    duration = sum(float(d["timings"]["duration"]) for d in documents)
+    duration = run_seconds(documents)
     strict = any(d["target"].get("strict") for d in documents)
     features = sorted({f for d in documents for f in d["target"].get("features") or []})
     facts = [
@@ -170,9 +207,21 @@ def _header(documents: Sequence[Mapping[str, Any]]) -> str:
     ]
     facts += [("Live", esc(live_report.statement(d))) for d in documents if live_report.is_live(d)]
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
+    text = VERDICT_TEXT[overall]
+    if any(live_report.is_live(d) for d in documents):  # never a big green PASS for what live could not judge
+        rows = [dict(live_report.coverage_rows(d))["(all)"] for d in documents if live_report.is_live(d)]
+        counts = {c: sum(r[c] for r in rows) for c in live_report.COLUMNS}
+        text = (
+            f"{text} ({live_report.VERDICT_NOTE}): {counts['specific']} variants judged with specific checks, "
+            f"{counts['structural']} structural only, {counts['shape']} status and shape only, "
+            f"{counts['not_live']} not runnable live or not sent"
+        )
+        overall_word = f"{overall} (live)"
+    else:
+        overall_word = overall
     return (
-        f'<header class="top v-{overall}"><div class="verdict"><div class="vword">{overall}</div>'
-        f'<div class="vtext">{esc(VERDICT_TEXT[overall])}</div></div>'
+        f'<header class="top v-{overall}"><div class="verdict"><div class="vword">{esc(overall_word)}</div>'
+        f'<div class="vtext">{esc(text)}</div></div>'
         f'<div class="facts"><h1>Conformance certificate</h1><dl>{dl}</dl>'
         f'<ul class="profiles">{profiles}</ul></div></header>'
     )
@@ -182,14 +231,14 @@ def _live_table(document: Mapping[str, Any]) -> str:
     if not live_report.is_live(document):
         return ""
     head = "".join(f"<th>{esc(live_report.LABELS[c])}</th>" for c in live_report.COLUMNS)
-    head += "<th>beyond status (specific)</th>"
     rows = "".join(
-        f"<tr><td>{esc(area)}</td>"
-        + "".join(f"<td>{counts[c]}</td>" for c in live_report.COLUMNS)
-        + f"<td>{esc(live_report.share(counts))}</td></tr>"
+        f"<tr><td>{esc(area)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in live_report.COLUMNS) + "</tr>"
         for area, counts in live_report.coverage_rows(document)
     )
-    return f'<h4>Live coverage</h4><table class="areas"><tr><th>area</th>{head}</tr>{rows}</table>'
+    return (
+        "<h4>Live coverage: what each result judged</h4>"
+        f'<table class="areas"><tr><th>area</th>{head}</tr>{rows}</table>'
+    )
 
 
 def _run_problems(document: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.outcomes import SHOWN, area_rows, verdict
-from harness.report.live import markdown_section
+from harness.report.live import VERDICT_NOTE, is_live, markdown_section
 
 
 def _cell(text: str) -> str:
@@ -20,7 +20,7 @@ def markdown_summary(documents: Sequence[Mapping[str, Any]]) -> str:
     for doc in documents:
         totals = doc["totals"]
         out += [
-            f"## {doc['profile']['name']} — {verdict(doc)}",
+            f"## {doc['profile']['name']} — {verdict(doc)}" + (f" ({VERDICT_NOTE})" if is_live(doc) else ""),
             "",
             f"Target: `{doc['target'].get('description') or doc['target']['gateway_url']}` · "
             f"suite {doc['suite']['version']} · upstream {doc['target']['upstream']} · "

@@ -27,19 +27,26 @@ class Pattern:
         return f"{len(self.rules)} {self.profile} rules failed the same way ({answer}): {self.cause}"
 
 
-def _answer(result: Mapping[str, Any]) -> tuple[int | None, str | None, str]:
+def _answer(result: Mapping[str, Any]) -> tuple[int | None, str | None, str | None, str]:
+    """(status, error code, error type, message): the code and the type read apart — an unknown path's
+    envelope has a type (`invalid_request_error`) and no code, and that absence is what the base-path hint reads."""
     response = (result.get("exchange") or {}).get("response") or {}
     body = response.get("body") or ""
-    code = None
+    code = kind = None
     message = ""
     try:
         error = json.loads(body).get("error")
         if isinstance(error, dict):
-            code = error.get("code") or error.get("type")
+            code, kind = error.get("code"), error.get("type")
             message = str(error.get("message") or "")
     except (ValueError, AttributeError):
         pass
-    return response.get("status"), (str(code) if code is not None else None), message
+    return (
+        response.get("status"),
+        str(code) if code is not None else None,
+        str(kind) if kind is not None else None,
+        message,
+    )
 
 
 def _cause(profile: str, status: int | None, code: str | None, message: str, expected_error: bool) -> str:
@@ -64,16 +71,16 @@ def _cause(profile: str, status: int | None, code: str | None, message: str, exp
 
 def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) -> list[Pattern]:
     """Groups of at least `min_group` FAIL/WARN results whose answers share status and error code."""
-    groups: dict[tuple[int | None, str | None], list[Mapping[str, Any]]] = {}
-    messages: dict[tuple[int | None, str | None], str] = {}
+    groups: dict[tuple[int | None, str | None, str | None], list[Mapping[str, Any]]] = {}
+    messages: dict[tuple[int | None, str | None, str | None], str] = {}
     for r in document["results"]:
         if r["outcome"] not in ("FAIL", "WARN") or not r.get("exchange"):
             continue
-        status, code, message = _answer(r)
-        groups.setdefault((status, code), []).append(r)
-        messages.setdefault((status, code), message)
+        status, code, kind, message = _answer(r)
+        groups.setdefault((status, code, kind), []).append(r)
+        messages.setdefault((status, code, kind), message)
     patterns = []
-    for (status, code), results in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+    for (status, code, kind), results in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         rules = tuple(dict.fromkeys(r["rule_id"] for r in results))
         if len(rules) < min_group:
             continue
@@ -86,9 +93,9 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
             Pattern(
                 name,
                 status,
-                code,
+                code or kind,
                 rules,
-                _cause(name, status, code, messages[(status, code)], expected_error),
+                _cause(name, status, code, messages[(status, code, kind)], expected_error),
             )
         )
     return patterns

@@ -40,13 +40,9 @@ def _norm(text: str) -> str:
 
 
 def doc_dirs(specs_dir: Path, extra: Sequence[Path] = ()) -> list[Path]:
-    """Where a profile's doc (<doc>.md) may be: given dirs, <specs-dir>/docs, and the shared docs next to it."""
-    return [
-        *extra,
-        specs_dir / "docs",
-        specs_dir.parent / "docs",
-        specs_dir.parent.parent / "shared" / "docs",
-    ]
+    """Where a profile's doc (<doc>.md) may be: given dirs, <specs-dir>/docs (new-profile's), the docs next to
+    it; lint_profile looks in the profile's own folder last (where the bundled profiles ship theirs)."""
+    return [*extra, specs_dir / "docs", specs_dir.parent / "docs"]
 
 
 def _find_doc(name: str, dirs: Sequence[Path]) -> Path | None:
@@ -60,8 +56,8 @@ def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[P
         yield Problem(exc.file, f"line {exc.line}: {exc.problem}")
         return
     profile_file = str(specs_dir / name / "profile.yaml")
-    # A profile may ship its own doc beside its rules (specs/openai/contract.md).
-    doc_path = _find_doc(profile.doc, [specs_dir / name, *docs])
+    # A profile ships its own doc beside its rules (specs/<profile>/<doc>.md); --docs-dir comes first.
+    doc_path = _find_doc(profile.doc, [*docs, specs_dir / name])
     doc = _norm(doc_path.read_text(encoding="utf-8")) if doc_path else None
     if doc_path is None:
         yield Problem(profile_file, f"doc {profile.doc}.md not found (looked in {', '.join(map(str, docs))})")

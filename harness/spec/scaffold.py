@@ -93,6 +93,27 @@ def _dump(data: object) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
 
 
+_ENDPOINT_RE = re.compile(r"(?:https?://[^\s/`\"')]+)?((?:/[\w.~-]+)*)/chat/completions\b")
+_MODEL_RE = re.compile(r'"model"\s*:\s*"([^"\s]+)"')
+# A model id a doc writes as a placeholder for the reader's own (`MODEL_ID`, `<model>`), not a real id.
+_PLACEHOLDER_RE = re.compile(r"^(?:[A-Z_]+|<.*>|\{.*\}|your[-_].*)$")
+
+
+def doc_base_path(markdown: str) -> str | None:
+    """The base path a doc's examples use for the chat endpoint (`/openai/v1` from
+    `https://api.example/openai/v1/chat/completions`): the most frequent one, None when the doc shows none."""
+    found = [m.group(1) or "/" for m in _ENDPOINT_RE.finditer(markdown)]
+    if not found:
+        return None
+    return max(dict.fromkeys(found), key=found.count)
+
+
+def doc_models(markdown: str) -> list[str]:
+    """The model ids a doc's examples send, most frequent first (placeholders such as MODEL_ID left out)."""
+    found = [m for m in _MODEL_RE.findall(markdown) if not _PLACEHOLDER_RE.match(m)]
+    return sorted(dict.fromkeys(found), key=lambda m: -found.count(m))
+
+
 def scaffold(name: str, doc: Path, specs_dir: Path) -> list[Path]:
     """Write a new profile's files under `specs_dir`; return them. Refuses to overwrite a profile."""
     if not NAME_RE.match(name):
@@ -115,10 +136,11 @@ def scaffold(name: str, doc: Path, specs_dir: Path) -> list[Path]:
         "profile": name,
         "doc": doc_id,
         "title": _title(markdown, name),
-        "base_path": "/v1",
+        # Read from the doc it scaffolds: the base path and a model id its own examples use.
+        "base_path": doc_base_path(markdown) or "/v1",
         "models": {
             "MODEL": {
-                "default": "your-chat-model",
+                "default": (doc_models(markdown) or ["your-chat-model"])[0],
                 "description": "A chat model the gateway serves (map it to your id with --model-map).",
             }
         },

@@ -1,13 +1,12 @@
 """`drift`: an edited copy of a gateway's doc, made in the test, against the real rules and ledgers.
 
-The shipped docs live outside the checkout (`shared/docs`, or GC_SHARED_DIR); the tests that need them skip
-without them. The unit tests of the sentence reader and of `compare` use small docs written here.
+The shipped docs live beside their profiles (`specs/<profile>/<doc>.md`), so nothing here skips on a fresh
+clone. The unit tests of the sentence reader and of `compare` use small docs written here.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,19 +17,8 @@ from harness import drift
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _docs() -> Path | None:
-    for candidate in (
-        os.environ.get("GC_SHARED_DIR"),
-        str(ROOT.parent / "shared"),
-        str(ROOT.parent.parent / "shared"),
-    ):
-        if candidate and (Path(candidate) / "docs").is_dir():
-            return Path(candidate) / "docs"
-    return None
+DOCS = ROOT / "specs"  # the bundled profiles ship their docs beside them: specs/<profile>/<doc>.md
 
-
-DOCS = _docs()
-needs_docs = pytest.mark.skipif(DOCS is None, reason="the gateway docs are not here (set GC_SHARED_DIR)")
 
 SMALL_DOC = """# Title
 
@@ -112,8 +100,7 @@ def test_compare_of_a_fully_covered_doc_is_clean() -> None:
 
 
 def write_doc(tmp_path: Path, profile: str, edit: object = None) -> Path:
-    assert DOCS is not None
-    text = (DOCS / f"{profile}-chat-completions.md").read_text(encoding="utf-8")
+    text = (DOCS / profile / f"{profile}-chat-completions.md").read_text(encoding="utf-8")
     if callable(edit):
         text = edit(text)
     path = tmp_path / f"{profile}.md"
@@ -121,7 +108,6 @@ def write_doc(tmp_path: Path, profile: str, edit: object = None) -> Path:
     return path
 
 
-@needs_docs
 @pytest.mark.parametrize("profile", ["ezat", "lyrouter"])
 def test_the_shipped_docs_have_no_drift(
     profile: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -131,7 +117,6 @@ def test_the_shipped_docs_have_no_drift(
     assert "verdict: no drift" in capsys.readouterr().out
 
 
-@needs_docs
 def test_an_edited_ezat_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def edit(text: str) -> str:
         assert "The host must be a public address." in text
@@ -158,7 +143,6 @@ def test_an_edited_ezat_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture
     assert report["drifted"] is True
 
 
-@needs_docs
 def test_an_edited_lyrouter_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def edit(text: str) -> str:
         sentence = "Once streaming output has started, the gateway no longer switches channels."
@@ -177,7 +161,7 @@ def test_an_edited_lyrouter_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFix
     [
         (["--profile", "nobody", "--doc", "README.md"], "no profile 'nobody'"),
         (["--profile", "ezat", "--doc", "does/not/exist.md"], "no such file"),
-        (["--profile", "ezat"], ""),
+        (["--doc", "README.md"], ""),  # no --profile: a usage error (without --doc, the shipped doc is read)
     ],
     ids=["unknown-profile", "missing-doc", "usage-error"],
 )

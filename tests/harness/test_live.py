@@ -3,7 +3,6 @@ guard, and the structural live checks."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -236,21 +235,20 @@ def test_live_block_not_applicable_and_send_twice() -> None:
     assert form.send_twice and form.requests == 2 and form.rule is not None and form.rule.level == "SHOULD"
 
 
-def test_a_served_answer_is_at_least_a_valid_completion() -> None:
+def test_a_served_answer_is_at_least_a_valid_completion_in_both_modes() -> None:
+    """Issue 20: the generic shape is not added by live mode; run_checks applies it in replay and live alike."""
+    from harness.checks.shape import implicit
+
     form = live_form(_rule({"status": 200, "upstream": []}), {})
-    assert form.judged == ("status", "schema") and form.structural == ("schema",)
+    assert form.judged == ("status",) and form.rule is not None and implicit(form.rule.expect)
+    assert form.judgment == "shape"
     refused = live_form(_rule({"status": 400, "error": {"type": "invalid_request_error"}}), {})
-    assert "schema" not in refused.judged
-    # Another endpoint (a models list) has its own shape: no chat.completion schema is added to it.
-    models = dataclasses.replace(
-        _rule({"status": 200, "json": [{"path": "$.object", "equals": "list"}]}),
-        request={"method": "GET", "path": "/api/models"},
-    )
-    assert "schema" not in live_form(models, {}).judged
+    assert refused.rule is not None and not implicit(refused.rule.expect)
+    assert not implicit({"status": 200, "schema": "openai.models.list"})
 
 
 def test_specific_counts_only_what_the_rule_itself_judges() -> None:
-    """The added `schema: true` and `status` are not the rule's own judgment; its expectations and its live
+    """`status` and structural live forms are not the rule's own judgment; its expectations and its live
     block's are."""
     assert live_form(_rule({"status": 200, "upstream": []}), {}).specific == ()
     assert live_form(_rule({"status": 200, "schema": True}), {}).specific == ("schema",)
@@ -402,7 +400,7 @@ def test_live_response_format_and_text() -> None:
     assert _violations("live_text", True, _exchange(_completion({"content": ""})))
 
 
-def test_live_coverage_rows_count_specific_judgments_beside_the_columns() -> None:
+def test_live_coverage_rows_count_what_each_result_judged() -> None:
     from harness.report import live as live_report
 
     def result(area: str, outcome: str, specific: list[str] | None) -> dict[str, Any]:
@@ -430,11 +428,13 @@ def test_live_coverage_rows_count_specific_judgments_beside_the_columns() -> Non
         ],
     }
     rows = dict(live_report.coverage_rows(document))
-    assert rows["tools"] == {"full": 0, "client_only": 2, "not_live": 1, "specific": 1}
-    assert rows["(all)"]["specific"] == 1 and rows["ignore"]["specific"] == 0
+    assert rows["tools"] == {"specific": 1, "structural": 0, "shape": 1, "not_live": 1}
+    assert rows["(all)"]["specific"] == 1 and rows["ignore"]["shape"] == 1
     assert live_report.share(rows["tools"]) == "1 (33.3%)"
-    assert "beyond status (specific)" in live_report.text_table([document])
-    assert "| tools | 0 | 2 | 1 | 1 (33.3%) |" in live_report.markdown_section(document)
+    assert "status and shape only" in live_report.text_table([document])
+    assert "| tools | 1 | 0 | 1 | 1 |" in live_report.markdown_section(document)
+    assert live_report.pass_word(document["results"][1]) == "PASS (status and shape only)"
+    assert live_report.pass_word(document["results"][0]) == "PASS"
 
 
 def test_live_forms_judge_the_answers_passed_in_not_the_disk() -> None:

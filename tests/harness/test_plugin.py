@@ -227,8 +227,13 @@ def test_live_mode_judges_each_expectation_it_can_observe(
     stdout = result.stdout.str()
     assert "3 passed, 2 not applicable" in stdout
     assert re.search(
-        r"live run: 6 requests to the gateway \(repeat 2\); they may produce at most \d+", stdout
+        r"live run: 6 requests to the gateway \(repeat 2\): 4 may reach a provider, 2 the doc says are refused "
+        r"before any provider call; the billable ones may produce at most \d+",
+        stdout,
     )
+    # Issue 20: the pytest live run prints the coverage table certify prints, and says it is live.
+    assert "live coverage (rule variants): what each live result judged" in stdout
+    assert "live verdict (live, not a verdict of record): all rules as expected" in stdout
     results = {r["rule_id"]: r for r in json.loads(report.read_text())["results"]}
     text = results["ezat/test/text"]["live_coverage"]
     assert text["not_observable"] == ["upstream_calls"]
@@ -354,11 +359,13 @@ def test_max_requests_stops_the_live_run_there(pytester: pytest.Pytester) -> Non
         sent = provider.simulator.calls["anthropic"]
     stdout = result.stdout.str()
     assert "live run: 4 requests to the gateway (repeat 2)" in stdout
-    assert "--max-requests 3: the run stops there — 1 of 2 rule variants run" in stdout
+    assert "--max-requests 3: partial: 1 of 2 runnable rule variants will be sent" in stdout
+    assert "partial: 1 of 2 runnable rule variants sent (--max-requests); 1 SKIP (budget)" in stdout
+    assert "all rules as expected" not in stdout
     outcomes = {r["rule_id"]: r for r in json.loads(report.read_text())["results"]}
     assert outcomes["ezat/test/served"]["outcome"] == "PASS"
     assert outcomes["ezat/test/served-again"]["outcome"] == "SKIP"
-    assert "--max-requests 3 reached" in outcomes["ezat/test/served-again"]["reason"]
+    assert outcomes["ezat/test/served-again"]["reason"].startswith("SKIP (budget): --max-requests 3 spent")
     assert sent == 2  # the skipped rule sent nothing
 
 
@@ -368,17 +375,17 @@ def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: R
     result.assert_outcomes(passed=1)
 
 
-def test_malformed_rule_file_is_a_collection_error_not_a_traceback(
+def test_malformed_rule_file_is_bad_configuration_not_a_traceback(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:
+    """Issue 20: exit 3 before anything runs, not an interrupted collection."""
     pytester.makefile(".yaml", broken=RULES.replace("level: MUST", "level: SHALL", 1))
-    with serve(make_gateway(replay.url)) as gateway:  # something must answer: the preflight comes first
+    with serve(make_gateway(replay.url)) as gateway:
         result = _run(pytester, gateway, replay)
-    stdout = result.stdout.str()
-    assert "invalid rule file:" in stdout
-    assert "broken.yaml:4: at rules/0/level: 'SHALL' is not one of" in stdout
-    assert "Traceback" not in stdout
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    stderr = result.stderr.str()
+    assert "broken.yaml:4: rule ezat/test/text: key 'level': at rules/0/level: 'SHALL' is not one of" in stderr
+    assert "Traceback" not in stderr + result.stdout.str()
+    assert result.ret == EXIT_CONFIG
 
 
 @pytest.mark.parametrize(

@@ -160,12 +160,14 @@ def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> 
     html = Answer(404, b"<html><body>Not Found</body></html>", "text/html; charset=utf-8")
     line = diagnose("http://gw:8080", html, key_given=True, base_path=None)
     assert line is not None and "answers 404 with HTML" in line and "did you forget /v1?" in line
-    # A 404 that is an OpenAI error envelope is the gateway speaking (e.g. an unknown model): rules judge it.
-    envelope = json.dumps({"error": {"message": "no model", "type": "invalid_request_error"}}).encode()
-    assert (
-        diagnose("http://gw/v1", Answer(404, envelope, "application/json"), key_given=True, base_path=None)
-        is None
-    )
+    # Issue 20: a 404 with an OpenAI error envelope is a missing endpoint too (gateways envelope unknown
+    # paths); only an envelope about the model means the endpoint read the body.
+    envelope = json.dumps({"error": {"message": "Unknown path", "type": "invalid_request_error"}}).encode()
+    line = diagnose("http://gw", Answer(404, envelope, "application/json"), key_given=True, base_path="/openai/v1")
+    assert line is not None and line.startswith("no chat completions endpoint at this URL")
+    assert "(the documented base path is /openai/v1)" in line
+    model = json.dumps({"error": {"message": "no model", "type": "invalid_request_error", "param": "model"}})
+    assert diagnose("http://gw/v1", Answer(404, model.encode()), key_given=True, base_path=None) is None
     assert diagnose("http://gw/v1", Answer(500, b"boom"), key_given=True, base_path=None) is None
     assert diagnose("http://gw/v1", Answer(0), key_given=False, base_path=None) is None  # slow or cut
 

@@ -1,14 +1,13 @@
 """The coverage ledgers (specs/coverage/<profile>.yaml) against their docs and the rule catalogs.
 
 Every quote of a ledger and every rule's `source.quote` must occur verbatim in the doc it cites; every rule id
-in a ledger must exist; every rule of a profile must appear in that profile's ledger. The docs live in the
-sibling `shared/` folder of the checkout (or `GC_SHARED_DIR`); without them the doc checks are skipped.
+in a ledger must exist; every rule of a profile must appear in that profile's ledger. The docs ship beside their profiles
+(`specs/<profile>/<doc>.md`), so none of these checks skips on a fresh clone.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from pathlib import Path
 
@@ -24,32 +23,11 @@ SPECS = ROOT / "specs"
 LEDGERS = sorted((SPECS / "coverage").glob("*.yaml"))
 
 
-def shared_dir() -> Path | None:
-    candidates = [Path(__file__).resolve().parents[2].parent / "shared"]
-    if os.environ.get("GC_SHARED_DIR"):
-        candidates.insert(0, Path(os.environ["GC_SHARED_DIR"]))
-    for candidate in candidates:
-        if (candidate / "docs").is_dir():
-            return candidate / "docs"
-    return None
-
-
-DOCS = shared_dir()
-needs_docs = pytest.mark.skipif(
-    DOCS is None,
-    reason="the gateway docs are not here: put the `shared/` folder next to the checkout or set GC_SHARED_DIR",
-)
-
-
 @cache
 def doc_text(name: str) -> str:
-    # A profile may ship its own doc beside its rules (specs/openai/contract.md, the project's own contract).
-    own = sorted(SPECS.glob(f"*/{name}.md"))
-    if own:
-        return own[0].read_text(encoding="utf-8")
-    assert DOCS is not None
-    path = DOCS / f"{name}.md"
-    assert path.is_file(), f"{path} does not exist"
+    found = sorted(SPECS.glob(f"*/{name}.md"))
+    assert found, f"no {name}.md beside any profile under {SPECS}"
+    path = found[0]
     return path.read_text(encoding="utf-8")
 
 
@@ -143,7 +121,6 @@ def test_ledger_profile_and_doc_match_the_profile(path: Path) -> None:
     assert data["doc"] == profile["doc"]
 
 
-@needs_docs
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_every_ledger_quote_occurs_in_the_doc(path: Path) -> None:
     data = ledger(path)
@@ -177,13 +154,11 @@ def test_ledger_quotes_are_unique(path: Path) -> None:
     assert not [k for k, n in seen.items() if n > 1]
 
 
-@needs_docs
 @pytest.mark.parametrize("rule", rules_with_quotes(), ids=lambda r: r.id)
 def test_rule_quote_occurs_in_its_doc(rule) -> None:  # type: ignore[no-untyped-def]
     assert rule.source.quote in doc_text(rule.source.doc), f"{rule.file}:{rule.line}: quote not in the doc"
 
 
-@needs_docs
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_ledger_sections_are_doc_headings(path: Path) -> None:
     data = ledger(path)

@@ -96,6 +96,7 @@ EXPECT: dict[str, Any] = {
     ],
     "chunks": [{"path": "$[0].choices[0].delta.role", "equals": "assistant"}],
     "schema": True,
+    "shape": True,
     "stream_order": {"usage_chunk": "required", "error": False},
     "usage": {
         "prompt_tokens": "upstream.input_tokens + upstream.cache_read_input_tokens",
