@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.orchestrate import Run, embedded_args, embedded_features, reference_gateway, run_pytest  # noqa: E402
+from harness.orchestrate.child import Run, run_pytest  # noqa: E402
+from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway  # noqa: E402
 from harness.replay.sim_app import SimulatorServer  # noqa: E402
 
 
@@ -64,7 +65,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--profile", action="append", default=None)
     parser.add_argument("--out", type=Path, default=Path("/tmp/gc-live-sim"))
-    parser.add_argument("--tabulate", type=Path, default=None, help="only print the table of a results folder")
+    parser.add_argument(
+        "--tabulate", type=Path, default=None, help="only print the table of a results folder"
+    )
     parser.add_argument("extra", nargs="*")
     args = parser.parse_args()
     if args.tabulate:

@@ -16,6 +16,7 @@
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
     │   └── ReplayError          the replay upstream did not answer its control API as documented
     ├── CassetteError            a cassette that does not load or validate (harness.replay.cassette)
+    │   └── DeriveError          a recorded stream that cannot be assembled into its answer (harness.replay.derive)
     ├── ProviderError            a provider refused, failed or did not answer `record` (harness.replay.providers)
     └── CheckError               rule data a check cannot evaluate, found while judging
         ├── PathError            a JSONPath that does not parse

@@ -47,7 +47,9 @@ def roles(args: argparse.Namespace) -> int:
     from harness.spec import load_profile
 
     profile = load_profile(args.profile, specs_root(args.specs_dir))
-    ids = _listed_models(args) if args.write_model_map is not None else []  # a dead URL errors before the listing
+    ids = (
+        _listed_models(args) if args.write_model_map is not None else []
+    )  # a dead URL errors before the listing
     print(f"profile {profile.name}: {profile.title}")
     print(f"  doc: {profile.doc}" + (f"; base path {profile.base_path}" if profile.base_path else ""))
     print(

@@ -146,3 +146,22 @@ __all__ = [
     "partial_line",
     "plan",
 ]
+
+
+def reported_tokens(exchange: Any) -> dict[str, int]:
+    """prompt / completion tokens the gateway reported in one answer (0 when it reported none)."""
+    from harness.checks import views
+
+    if exchange is None or exchange.response.status is None:
+        return {"prompt_tokens": 0, "completion_tokens": 0}
+    try:
+        document = views.gateway_answer(exchange).document
+    except Exception:  # a garbled answer reports no tokens; its rule says what is wrong with it
+        return {"prompt_tokens": 0, "completion_tokens": 0}
+    usage = document.get("usage") if isinstance(document, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    out = {}
+    for name, alias in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
+        value = usage.get(name, usage.get(alias))
+        out[name] = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from harness.checks import run_checks
-from harness.engine.cost import reported_tokens
+from harness.engine.costguard import reported_tokens
 from harness.engine.judge import body_streams, harness_fault, judge, new_diagnostics, step_violations
 from harness.engine.live import LiveForm, live_form
 from harness.engine.scripted import scripted_answers

@@ -42,7 +42,9 @@ class Target:
     # Seconds after which the gateway gives up on a non-streaming request (`--nonstream-timeout`), None when the
     # user did not declare it: `$NONSTREAM_TIMEOUT+N` in a rule's upstream plan is that limit plus N seconds.
     nonstream_timeout: float | None = None
-    allow_large_requests: bool = False  # live mode: send request bodies over 1 MB (harness/engine/costguard.py)
+    allow_large_requests: bool = (
+        False  # live mode: send request bodies over 1 MB (harness/engine/costguard.py)
+    )
 
 
 @dataclass(frozen=True)

@@ -396,7 +396,7 @@ def _write(
 def _check_catalogs(profiles: Sequence[str] | None) -> None:
     """A profile whose rule files do not load is bad configuration here too (the fuzz reads its profile)."""
     from harness.collection import CatalogError, check_catalog
-    from harness.orchestrate import profiles_with_rules
+    from harness.orchestrate.child import profiles_with_rules
     from harness.paths import specs_dir
 
     try:

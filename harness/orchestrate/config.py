@@ -62,8 +62,12 @@ class RunConfig:
         """The mistakes the plugin and certify both refuse before anything starts: a ConfigError (exit 3)."""
         if self.specs_dir and not Path(self.specs_dir).is_dir():
             raise ConfigError(f"--specs-dir {self.specs_dir}: no such directory")
-        if self.gateway_url is not None and not self.gateway_url.startswith(("http://", "https://")):
-            raise ConfigError(f"--gateway-url {self.gateway_url!r}: expected an http(s) URL")
+        if self.gateway_url is not None:
+            from harness.orchestrate.preflight import check_url
+
+            check_url(
+                self.gateway_url
+            )  # a URL without a scheme or host is a typo, not a gateway that is down
         if self.rule_timeout <= 0:
             raise ConfigError("--rule-timeout must be positive")
         if self.repeat < 1 or (self.max_requests is not None and self.max_requests < 0):

@@ -23,7 +23,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness import sse
-from harness.replay.cassette import Interaction, RecordedRequest, RecordedResponse, parse_json_body
+from harness.replay.cassette import (
+    CassetteError,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    parse_json_body,
+)
 from harness.replay.matching import EndpointKind
 
 JSON_TYPES: Mapping[str, str] = {
@@ -33,7 +39,7 @@ JSON_TYPES: Mapping[str, str] = {
 }
 
 
-class DeriveError(ValueError):
+class DeriveError(CassetteError, ValueError):
     """The stream cannot be assembled into an answer (it is not the family's stream, or it is cut short)."""
 
 

@@ -121,7 +121,7 @@ def test_certify_the_reference_gateway_without_its_base_path_exits_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The reference gateway answers an unknown path with its own JSON envelope: still no endpoint there."""
-    from harness.orchestrate import reference_gateway
+    from harness.orchestrate.embedded import reference_gateway
     from harness.replay.sim_app import SimulatorServer
 
     out = tmp_path / "report"
@@ -180,6 +180,9 @@ def test_the_wheel_ships_the_docs_beside_their_profiles() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]["specs"] == "harness/_data/specs"
+    assert (
+        config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]["specs"]
+        == "harness/_data/specs"
+    )
     for profile in ("ezat", "lyrouter", "relay"):
         assert (SPECS / profile / f"{profile}-chat-completions.md").is_file()

@@ -10,7 +10,7 @@ import pytest
 
 from harness.checks import run_checks
 from harness.engine import live
-from harness.engine.cost import budget_cut, plan_cost, reported_tokens
+from harness.engine.costguard import reported_tokens
 from harness.engine.live import LIVE_MAX_TOKENS, LiveForm, ScriptedAnswers
 from harness.engine.scripted import scripted_answers
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
@@ -269,21 +269,6 @@ def test_successful_requests_get_a_small_max_tokens() -> None:
     refused = live_form(_rule({"status": 400}, body={**BODY, "max_tokens": 10**9}), {})
     assert refused.rule is not None and refused.rule.request["body"]["max_tokens"] == 10**9
     assert refused.max_tokens == 0  # a refusal produces no tokens
-
-
-def test_plan_cost_and_budget_cut() -> None:
-    forms = [
-        LiveForm(max_tokens=10),
-        LiveForm(reason="n/a"),
-        LiveForm(send_twice=True, max_tokens=5),
-        LiveForm(),
-    ]
-    plan = plan_cost(forms, repeat=3)
-    assert (plan.requests, plan.max_tokens, plan.unbounded) == (3 + 6 + 3, 30 + 30, 3)
-    assert "12 requests to the gateway (repeat 3)" in plan.describe(3)
-    assert budget_cut(forms, 3, None) == 4
-    assert budget_cut(forms, 3, 9) == 3  # 3 + 0 + 6 fit; the last 3 would exceed 9
-    assert budget_cut(forms, 3, 2) == 0
 
 
 def _exchange(body: Any, request: Any = None, status: int = 200) -> Exchange:

@@ -15,9 +15,9 @@ from harness.checks import run_checks
 from harness.checks.shape import check_shape
 from harness.cli import main
 from harness.engine.costguard import choose, large_request_reason, plan
+from harness.engine.live import LiveForm
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
-from harness.live import LiveForm
-from harness.orchestrate import reference_gateway
+from harness.orchestrate.embedded import reference_gateway
 from harness.replay.sim_app import SimulatorServer
 
 CHUNK = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
@@ -175,9 +175,10 @@ def test_live_forms_that_hold_for_any_honest_model() -> None:
 
 
 def live_form_of(rule: Any) -> LiveForm:
-    from harness.live import live_form
+    from harness.engine.live import live_form
+    from harness.engine.scripted import scripted_answers
 
-    return live_form(rule, {"stream": False})
+    return live_form(rule, {"stream": False}, scripted_answers(rule))
 
 
 def test_prompt_caching_is_observable_live(pytester: pytest.Pytester, live_gateway: tuple[str, str]) -> None:
@@ -212,6 +213,7 @@ def test_a_filter_on_the_scripted_text_is_not_judged_live() -> None:
 
 
 def live_form_of_stream(rule: Any) -> LiveForm:
-    from harness.live import live_form
+    from harness.engine.live import live_form
+    from harness.engine.scripted import scripted_answers
 
-    return live_form(rule, {"stream": True})
+    return live_form(rule, {"stream": True}, scripted_answers(rule))

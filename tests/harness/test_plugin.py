@@ -383,7 +383,9 @@ def test_malformed_rule_file_is_bad_configuration_not_a_traceback(
     with serve(make_gateway(replay.url)) as gateway:
         result = _run(pytester, gateway, replay)
     stderr = result.stderr.str()
-    assert "broken.yaml:4: rule ezat/test/text: key 'level': at rules/0/level: 'SHALL' is not one of" in stderr
+    assert (
+        "broken.yaml:4: rule ezat/test/text: key 'level': at rules/0/level: 'SHALL' is not one of" in stderr
+    )
     assert "Traceback" not in stderr + result.stdout.str()
     assert result.ret == EXIT_CONFIG
 

@@ -163,7 +163,9 @@ def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> 
     # Issue 20: a 404 with an OpenAI error envelope is a missing endpoint too (gateways envelope unknown
     # paths); only an envelope about the model means the endpoint read the body.
     envelope = json.dumps({"error": {"message": "Unknown path", "type": "invalid_request_error"}}).encode()
-    line = diagnose("http://gw", Answer(404, envelope, "application/json"), key_given=True, base_path="/openai/v1")
+    line = diagnose(
+        "http://gw", Answer(404, envelope, "application/json"), key_given=True, base_path="/openai/v1"
+    )
     assert line is not None and line.startswith("no chat completions endpoint at this URL")
     assert "(the documented base path is /openai/v1)" in line
     model = json.dumps({"error": {"message": "no model", "type": "invalid_request_error", "param": "model"}})
