@@ -67,11 +67,16 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Reply:
-    """A non-streaming 200: the body as it came, its content type, and the JSON object it holds."""
+    """A non-streaming 200: the body as it came, its headers, and the JSON object it holds."""
 
     content: bytes
-    media_type: str
+    headers: Mapping[str, str]
     answer: dict[str, Any]
+
+    @property
+    def media_type(self) -> str:
+        # Read only for an answer passed on as it came (most answers are translated).
+        return self.headers.get("content-type", "application/json")
 
 
 @dataclass(frozen=True)
@@ -186,11 +191,7 @@ class Upstream:
             raise self._status_error(
                 response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
             )
-        return Reply(
-            response.content,
-            response.headers.get("content-type", "application/json"),
-            _json_answer(response.content),
-        )
+        return Reply(response.content, response.headers, _json_answer(response.content))
 
     @asynccontextmanager
     async def stream(
