@@ -371,6 +371,7 @@ DELEGATED = {
         "harness.fuzz:main",
         "hostile requests against a gateway: no 5xx for a client error, envelopes, health",
     ),
+    "clients": ("harness.clients:main", "drive the client libraries (SDKs, frameworks) through a gateway"),
 }
 
 
