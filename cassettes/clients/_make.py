@@ -27,7 +27,9 @@ USAGE = {"input_tokens": 21, "output_tokens": 9}
 
 def _turns(name: str, prompt: str, *turns: tuple[list[dict[str, Any]], str, dict[str, int]]) -> list[Any]:
     """Each turn's non-streaming interactions first, then each turn's streaming ones, in turn order."""
-    pairs = [A.ok_interactions(f"{name}-{i}", prompt, blocks, stop, u) for i, (blocks, stop, u) in enumerate(turns)]
+    pairs = [
+        A.ok_interactions(f"{name}-{i}", prompt, blocks, stop, u) for i, (blocks, stop, u) in enumerate(turns)
+    ]
     return [p[0] for p in pairs] + [p[1] for p in pairs]
 
 
@@ -53,14 +55,21 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
     # The stream: message_start, the text block's start and two deltas, then `event: error` (§1.7).
     stream_body = mid[1]["response"]["body"]["string"].split("\n\n")
     kept = [e + "\n\n" for e in stream_body[:5] if e.strip()]
-    error = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    error = (
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
     mid[1]["response"]["body"]["string"] = "".join(kept) + error
     mid[0] = A.error_interactions("mid-stream-error", 529, "overloaded_error", "Overloaded")[0]
     return {
-        "text": ("A three-piece text answer, 21 input and 9 output tokens.", A.ok_interactions("text", "[gc] hello", text, "end_turn", USAGE)),
+        "text": (
+            "A three-piece text answer, 21 input and 9 output tokens.",
+            A.ok_interactions("text", "[gc] hello", text, "end_turn", USAGE),
+        ),
         "tool-round-trip": (
             "Turn 1: get_weather(city=Oslo) as a tool_use; turn 2 (after the tool result): a text answer.",
-            _turns("tool-round-trip", "[gc] weather", (weather, "tool_use", USAGE), (answer, "end_turn", USAGE)),
+            _turns(
+                "tool-round-trip", "[gc] weather", (weather, "tool_use", USAGE), (answer, "end_turn", USAGE)
+            ),
         ),
         "parallel-tools": (
             "A text block, then get_weather(Oslo) and get_time(Europe/Paris) as two tool_use blocks.",

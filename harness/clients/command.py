@@ -41,19 +41,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replay-url", metavar="URL", help="a replay upstream already running")
     p.add_argument("--replay-port", metavar="P", type=int, help="serve the replay upstream on 127.0.0.1:P")
     p.add_argument("--report-dir", help="where to write (default: ./gc-clients/<UTC time>)")
-    p.add_argument("--expectations", metavar="FILE", help="known failures (XFAIL), as for certify (one profile)")
+    p.add_argument(
+        "--expectations", metavar="FILE", help="known failures (XFAIL), as for certify (one profile)"
+    )
     p.add_argument("--client", action="append", default=[], metavar="GLOB", help="only these clients")
     p.add_argument("--scenario", action="append", default=[], metavar="GLOB", help="only these scenarios")
     p.add_argument("--list", action="store_true", help="list the clients and scenarios, run nothing")
+    p.add_argument(
+        "--mutants",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="instead: the embedded reference gateway with each of these mutants (real gateway bugs, "
+        "harness/mutants/catalog.yaml) in turn; count those that make a client scenario fail (one --profile)",
+    )
     return p
 
 
-def _pick(drivers: Sequence[Driver], catalog: Catalog, args: argparse.Namespace) -> tuple[list[Driver], Catalog]:
+def _pick(
+    drivers: Sequence[Driver], catalog: Catalog, args: argparse.Namespace
+) -> tuple[list[Driver], Catalog]:
     chosen = [d for d in drivers if not args.client or any(fnmatch.fnmatchcase(d.id, g) for g in args.client)]
     if not chosen:
-        raise ConfigError(f"--client {' '.join(args.client)}: no such client ({', '.join(d.id for d in drivers)})")
+        raise ConfigError(
+            f"--client {' '.join(args.client)}: no such client ({', '.join(d.id for d in drivers)})"
+        )
     scenarios = tuple(
-        s for s in catalog.scenarios if not args.scenario or any(fnmatch.fnmatchcase(s.id, g) for g in args.scenario)
+        s
+        for s in catalog.scenarios
+        if not args.scenario or any(fnmatch.fnmatchcase(s.id, g) for g in args.scenario)
     )
     if not scenarios:
         raise ConfigError(f"--scenario {' '.join(args.scenario)}: no such scenario")
@@ -64,7 +80,9 @@ def _rerun(args: argparse.Namespace, profile: str) -> str:
     head = ["gateway-conformance", "clients", "--profile", profile]
     if args.gateway_url:
         head += ["--gateway-url", args.gateway_url]
-        head += ["--replay-url", args.replay_url] if args.replay_url else ["--replay-port", str(args.replay_port)]
+        head += (
+            ["--replay-url", args.replay_url] if args.replay_url else ["--replay-port", str(args.replay_port)]
+        )
         if args.model_map:
             head += ["--model-map", str(Path(args.model_map).resolve())]
     return " ".join(head)
@@ -102,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--gateway-url needs exactly one --profile NAME")
     if not args.gateway_url and args.model_map:
         raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
+    if args.mutants and (args.gateway_url or len(profiles) != 1):
+        raise ConfigError("--mutants runs the embedded reference gateway in exactly one --profile")
     if args.expectations and len(profiles) != 1:
         raise ConfigError("--expectations needs exactly one --profile (an expectations file is per profile)")
     if args.model_map and not Path(args.model_map).is_file():
@@ -118,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-clients") / stamp).resolve()
     documents: list[dict[str, Any]] = []
+    if args.mutants:
+        return _bugs(args, loaded[profiles[0]], models[profiles[0]], drivers, catalog, report_dir)
     with orchestrate.fresh_output(report_dir):
         if args.gateway_url:
             key = args.gateway_key or os.environ.get(KEY_ENV) or ""
@@ -154,13 +176,40 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _bugs(
+    args: argparse.Namespace,
+    p: Any,
+    model: str | None,
+    drivers: Sequence[Driver],
+    catalog: Catalog,
+    report_dir: Path,
+) -> int:
+    from harness import orchestrate
+    from harness.clients.bugs import bugs_markdown, catch_bugs, mutable_gateway
+
+    key = "gc-" + secrets.token_hex(16)
+    with orchestrate.replay_upstream() as replay_url:
+        log = report_dir / p.name / "gateway.log"
+        with mutable_gateway(p.name, replay_url, key, log) as (url, use):
+            target = Target(p.name, p.doc, p.title, url, key, replay_url, model, "reference gateway + one mutant",
+                            _rerun(args, p.name))  # fmt: skip
+            found, baseline = catch_bugs(target, use, drivers, catalog, args.mutants)
+    text = bugs_markdown(found, baseline, p.name)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "bugs.md").write_text(text, encoding="utf-8")
+    print("\n" + text + f"\nreport: {report_dir / 'bugs.md'}")
+    return EXIT_HARNESS if baseline else 0
+
+
 def _expected(document: dict[str, Any], expectations: Any) -> dict[str, Any]:
     from harness.expectations import apply
 
     results = []
     for r in document["results"]:
         found = expectations.find(r["rule_id"], r["variant"])
-        results.append({**r, "outcome": apply(r["outcome"], found), "expectation": found.as_json() if found else None})
+        results.append(
+            {**r, "outcome": apply(r["outcome"], found), "expectation": found.as_json() if found else None}
+        )
     problems = expectations.stale([r["rule_id"] for r in results], date.today())
     return {**document, "results": results, "totals": count_outcomes(results),
             **({"expectation_problems": problems} if problems else {})}  # fmt: skip
@@ -173,7 +222,9 @@ def _write(report_dir: Path, documents: Sequence[dict[str, Any]]) -> None:
     for doc in documents:
         out = report_dir / doc["profile"]["name"]
         out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "results.json").write_text(
+            json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         (out / "junit.xml").write_text(junit_xml(doc), encoding="utf-8")
     write_reports(report_dir, documents)
     summary = report_dir / "summary.md"

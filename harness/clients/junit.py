@@ -19,7 +19,9 @@ def junit_xml(document: Mapping[str, Any]) -> str:
         first = r["violations"][0]["message"] if r["violations"] else (r.get("reason") or "")
         if r["outcome"] in ("FAIL", "XPASS"):
             failures += 1
-            ET.SubElement(case, "failure", message=first[:500]).text = "\n".join(v["message"] for v in r["violations"])
+            ET.SubElement(case, "failure", message=first[:500]).text = "\n".join(
+                v["message"] for v in r["violations"]
+            )
         elif r["outcome"] == "HARNESS_ERROR":
             errors += 1
             ET.SubElement(case, "error", message=first[:500])

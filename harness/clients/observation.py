@@ -34,7 +34,9 @@ class Job:
             "stream": s.stream,
             "include_usage": s.include_usage,
             "retries": s.retries,
-            "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in s.tools],
+            "tools": [
+                {"name": t.name, "description": t.description, "parameters": t.parameters} for t in s.tools
+            ],
             "tool_result": s.tool_result,
             "object": {"name": s.object_name, "fields": dict(s.object_fields)} if s.object_name else None,
         }
@@ -72,8 +74,12 @@ class Observation:
             "usage": dict(self.usage) if self.usage is not None else None,
             "error": None
             if self.error is None
-            else {"kind": self.error.kind, "class": self.error.cls, "status": self.error.status,
-                  "message": self.error.message},  # fmt: skip
+            else {
+                "kind": self.error.kind,
+                "class": self.error.cls,
+                "status": self.error.status,
+                "message": self.error.message,
+            },
             "notes": list(self.notes),
         }
 

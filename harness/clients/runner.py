@@ -93,7 +93,9 @@ def run_client(
             results[s.id] = _result(target, driver.id, s, "NOT_APPLICABLE", reason=f"the doc says: {na.quote}",
                                     quote=na.quote, section=na.section)  # fmt: skip
         elif target.model is None:
-            results[s.id] = _result(target, driver.id, s, "NOT_APPLICABLE", reason="the clients' model role is mapped to nothing")
+            results[s.id] = _result(
+                target, driver.id, s, "NOT_APPLICABLE", reason="the clients' model role is mapped to nothing"
+            )
         elif why_not:
             results[s.id] = _result(target, driver.id, s, "SKIP", reason=why_not)
         else:
@@ -120,7 +122,7 @@ def run_client(
             results[s.id] = _result(target, driver.id, s, "HARNESS_ERROR", reason=str(exc))
         observations = []
     per_job = (time.monotonic() - started) / max(len(jobs), 1)
-    for job, marker, seen in zip(jobs, markers, observations):
+    for job, marker, seen in zip(jobs, markers, observations, strict=True):
         calls = replay.calls(marker)
         violations = [v.as_json() for v in judge(job.scenario, seen, _bodies(calls))]
         results[job.scenario.id] = _result(

@@ -10,7 +10,9 @@ from typing import Any
 
 from harness.errors import ConfigError
 
-EXPECT_KEYS = frozenset({"text", "tool_calls", "tool_result_ids", "parsed", "usage", "error", "upstream_calls"})
+EXPECT_KEYS = frozenset(
+    {"text", "tool_calls", "tool_result_ids", "parsed", "usage", "error", "upstream_calls"}
+)
 ERROR_KINDS = frozenset({"rate_limit", "authentication", "api_error", "any"})
 FIELD_TYPES = frozenset({"string", "integer", "number", "boolean"})
 

@@ -43,7 +43,7 @@ def text_table(document: Mapping[str, Any]) -> str:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     lines = [f"profile {document['profile']['name']} — {document['target'].get('description', '')}"]
     for r in [head, *rows]:
-        lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     return "\n".join(lines)
 
 

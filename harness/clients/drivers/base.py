@@ -4,6 +4,7 @@ raise them through)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,8 +14,13 @@ from harness.clients.observation import Job, Observation, Raised
 
 
 class Driver(Protocol):
-    id: str
-    language: str
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def language(self) -> str:
+        """`python` or `node`."""
+        ...
 
     def versions(self) -> dict[str, str]:
         """The pinned library versions in use (what the report records)."""
@@ -74,10 +80,7 @@ class PythonDriver:
         return out
 
 
-import importlib  # noqa: E402  (used by PythonDriver.missing; kept below the class for readability)
-
-
-def messages(job: Job) -> list[dict[str, Any]]:
+def messages(job: Job) -> list[Any]:
     return [{"role": "user", "content": job.prompt}]
 
 
@@ -98,16 +101,18 @@ def pydantic_model(job: Job) -> Any:
     """The scenario's typed object as a pydantic model, closed (extra forbidden) as strict schemas need."""
     from pydantic import ConfigDict, create_model
 
-    fields: dict[str, Any] = {name: (_PY_TYPES[kind], ...) for name, kind in job.scenario.object_fields.items()}
-    return create_model(
-        job.scenario.object_name or "Answer", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    fields: dict[str, Any] = {
+        name: (_PY_TYPES[kind], ...) for name, kind in job.scenario.object_fields.items()
+    }
+    return create_model(job.scenario.object_name or "Answer", __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def raised(kind: str, exc: BaseException, status: int | None) -> Raised:
     cls = type(exc)
     message = str(exc).replace("\n", " ")[:500]
-    return Raised(kind=kind, cls=f"{cls.__module__.split('.')[0]}.{cls.__qualname__}", status=status, message=message)
+    return Raised(
+        kind=kind, cls=f"{cls.__module__.split('.')[0]}.{cls.__qualname__}", status=status, message=message
+    )
 
 
 def classify_openai(exc: BaseException) -> Raised:

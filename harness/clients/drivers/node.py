@@ -40,7 +40,9 @@ def cache_dir() -> Path:
 def node_missing() -> str | None:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:
-        return f"{' and '.join(missing)} not found on PATH: the Node clients are skipped (install Node.js 20+)"
+        return (
+            f"{' and '.join(missing)} not found on PATH: the Node clients are skipped (install Node.js 20+)"
+        )
     return None
 
 
@@ -106,7 +108,9 @@ class NodeDriver:
                 timeout=RUN_TIMEOUT,
             )
         except subprocess.TimeoutExpired as exc:
-            raise HarnessFailure(f"{self.id}: the Node driver did not finish within {RUN_TIMEOUT:g}s") from exc
+            raise HarnessFailure(
+                f"{self.id}: the Node driver did not finish within {RUN_TIMEOUT:g}s"
+            ) from exc
         lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
         if proc.returncode != 0 or not lines:
             tail = " … ".join(proc.stderr.strip().splitlines()[-4:])

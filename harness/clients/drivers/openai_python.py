@@ -15,7 +15,9 @@ TIMEOUT = 20.0
 def _client(job: Job) -> Any:
     import openai
 
-    return openai.OpenAI(base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT)
+    return openai.OpenAI(
+        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+    )
 
 
 def _calls(message: Any) -> tuple[ToolCall, ...]:
@@ -29,13 +31,17 @@ def _text(job: Job) -> Observation:
     # with_raw_response: the status and headers an application can read, then the parsed completion.
     raw = _client(job).chat.completions.with_raw_response.create(model=job.model, messages=messages(job))
     completion = raw.parse()
-    return Observation(text=completion.choices[0].message.content, notes=(f"with_raw_response: HTTP {raw.status_code}",))
+    return Observation(
+        text=completion.choices[0].message.content, notes=(f"with_raw_response: HTTP {raw.status_code}",)
+    )
 
 
 async def _stream_text_async(job: Job) -> Observation:
     import openai
 
-    client = openai.AsyncOpenAI(base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT)
+    client = openai.AsyncOpenAI(
+        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+    )
     async with client.chat.completions.stream(model=job.model, messages=messages(job)) as stream:
         async for _ in stream:
             pass
@@ -62,7 +68,9 @@ def _tool_round_trip(job: Job) -> Observation:
 
 
 def _parallel_tools_stream(job: Job) -> Observation:
-    with _client(job).chat.completions.stream(model=job.model, messages=messages(job), tools=openai_tools(job)) as stream:
+    with _client(job).chat.completions.stream(
+        model=job.model, messages=messages(job), tools=openai_tools(job)
+    ) as stream:
         for _ in stream:
             pass
         final = stream.get_final_completion()
@@ -71,7 +79,9 @@ def _parallel_tools_stream(job: Job) -> Observation:
 
 def _structured(job: Job) -> Observation:
     model = pydantic_model(job)
-    completion = _client(job).chat.completions.parse(model=job.model, messages=messages(job), response_format=model)
+    completion = _client(job).chat.completions.parse(
+        model=job.model, messages=messages(job), response_format=model
+    )
     parsed = completion.choices[0].message.parsed
     return Observation(parsed=parsed.model_dump() if parsed is not None else None)
 
