@@ -31,7 +31,8 @@ def _calls(message: Any) -> tuple[ToolCall, ...]:
 
 
 def _streamed(stream: Any) -> tuple[str, dict[str, Any] | None, tuple[ToolCall, ...]]:
-    text, usage, parts = "", None, {}
+    text, usage = "", None
+    parts: dict[int, dict[str, Any]] = {}
     for chunk in stream:
         if chunk.usage is not None:
             usage = chunk.usage.model_dump(include={"prompt_tokens", "completion_tokens", "total_tokens"})

@@ -26,15 +26,17 @@ def _tools(job: Job) -> list[Any]:
     from llama_index.core.tools import FunctionTool
     from pydantic import create_model
 
+    result = job.scenario.tool_result or "{}"
+
+    def answer(**_: Any) -> str:
+        return result
+
     out = []
     for t in job.scenario.tools:
         props = t.parameters.get("properties", {})
         schema = create_model(t.name, **{k: (_TYPES.get(v.get("type"), str), ...) for k, v in props.items()})  # type: ignore[call-overload]
-        result = job.scenario.tool_result or "{}"
         out.append(
-            FunctionTool.from_defaults(
-                fn=lambda **_: result, name=t.name, description=t.description, fn_schema=schema
-            )
+            FunctionTool.from_defaults(fn=answer, name=t.name, description=t.description, fn_schema=schema)
         )
     return out
 
@@ -59,8 +61,8 @@ def scenario(job: Job) -> Observation:
     if s.tools and s.stream:
         llm = _llm(job)
         last = None
-        for last in llm.stream_chat_with_tools(_tools(job), user_msg=job.prompt):
-            pass
+        for response in llm.stream_chat_with_tools(_tools(job), user_msg=job.prompt):
+            last = response  # each response holds everything streamed so far
         return Observation(tool_calls=_calls(llm, last) if last is not None else ())
     if s.tools:
         llm, tools = _llm(job), _tools(job)
