@@ -67,7 +67,13 @@ def scenario(job: Job) -> Observation:
     message = first.choices[0].message
     if s.tool_result is None or not message.tool_calls:
         return Observation(text=message.content, tool_calls=_calls(message))
-    convo = [*base["messages"], message.model_dump(exclude_none=True)]
+    # The assistant turn spelled out, content included (instructor reads every message's `content`).
+    turn = {
+        "role": "assistant",
+        "content": message.content,
+        "tool_calls": [c.model_dump() for c in message.tool_calls],
+    }
+    convo = [*base["messages"], turn]
     convo += [{"role": "tool", "tool_call_id": c.id, "content": s.tool_result} for c in message.tool_calls]
     second = client.chat.completions.create(response_model=None, **{**base, "messages": convo})
     return Observation(text=second.choices[0].message.content, tool_calls=_calls(message))

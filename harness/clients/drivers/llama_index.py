@@ -1,6 +1,6 @@
 """llama-index: OpenAILike (llama-index-llms-openai-like) pointed at the gateway — chat, stream_chat,
 chat_with_tools / stream_chat_with_tools with get_tool_calls_from_response, and structured_predict for the
-typed object. It raises the openai SDK's exceptions through."""
+typed object (should_use_structured_outputs: response_format json_schema). It raises the openai SDK's exceptions through."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def scenario(job: Job) -> Observation:
     if s.object_name:
         from llama_index.core.prompts import PromptTemplate
 
-        out = _llm(job).structured_predict(
+        # should_use_structured_outputs: response_format json_schema (OpenAILike's default is a forced tool).
+        out = _llm(job, should_use_structured_outputs=True).structured_predict(
             pydantic_model(job), PromptTemplate(job.prompt.replace("{", "{{").replace("}", "}}"))
         )
         return Observation(parsed=out.model_dump(), notes=("structured_predict",))

@@ -14,6 +14,7 @@ import pytest
 
 from harness.clients.bugs import mutable_gateway
 from harness.clients.drivers import all_drivers
+from harness.clients.drivers.isolated import IsolatedDriver
 from harness.clients.drivers.node import cache_dir, node_missing
 from harness.clients.runner import Target, run_profile
 from harness.clients.scenarios import load_scenarios
@@ -33,6 +34,8 @@ def _node_ready() -> bool:
 
 def _runnable(client: str) -> Any:
     driver = DRIVERS[client]
+    if isinstance(driver, IsolatedDriver) and not driver.installed():
+        pytest.skip(f"{client}'s own environment is not made (run `gateway-conformance clients` once)")
     if driver.language == "node":
         if not _node_ready():
             pytest.skip("the Node clients are not installed (run `gateway-conformance clients` once)")
@@ -55,7 +58,7 @@ def _outcomes(document: dict[str, Any]) -> dict[str, str]:
     return {r["rule_id"].split("/", 2)[2]: r["outcome"] for r in document["results"]}
 
 
-CLIENTS = ["openai-python", "langchain-python", "openai-node", "ai-sdk", "langchain-js"]
+CLIENTS = [d.id for d in all_drivers()]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
