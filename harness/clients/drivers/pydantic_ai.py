@@ -90,7 +90,7 @@ async def _run(job: Job) -> Observation:
     if job.scenario.stream:
         async with Agent(_model(job)).run_stream(job.prompt) as streamed:
             text = "".join([t async for t in streamed.stream_text(delta=True)])
-            usage = _usage(streamed.usage())
+            usage = _usage(streamed.usage)
         return Observation(text=text, usage=usage, notes=("run_stream",))
     result = await Agent(_model(job)).run(job.prompt)
     return Observation(text=result.output, notes=("run",))
