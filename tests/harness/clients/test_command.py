@@ -66,7 +66,7 @@ DOCUMENT = {
         _result("a", "stream-text", "FAIL"),
         _result("b", "text", "PASS"),
         _result("b", "stream-text", "NOT_APPLICABLE", "the doc says: no"),
-    ],  # fmt: skip
+    ],
     "clients": {"a": {"language": "python", "versions": {"a": "1.0"}}},
 }
 
