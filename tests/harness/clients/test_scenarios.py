@@ -77,3 +77,24 @@ BAD = [
 def test_the_loader_refuses(data: Any, words: str) -> None:
     with pytest.raises(ScenarioError, match=words):
         parse_catalog(data)
+
+
+CASSETTES = sorted({s.upstream["cassette"] for s in CATALOG.scenarios})
+
+
+@pytest.mark.parametrize("name", CASSETTES)
+def test_provider_scripts_answer_both_modes_and_name_every_event(name: str) -> None:
+    """A library may stream or not: both are scripted. wire-reference §1.7: every event is named after its
+    data.type, one blank line after each."""
+    import json
+
+    cassette = load_named(name, cassettes_dir())
+    assert {it.request.stream for it in cassette.interactions} == {False, True}
+    for interaction in cassette.interactions:
+        if not interaction.response.is_sse:
+            continue
+        text = interaction.response.body.decode("utf-8")
+        assert text.endswith("\n\n")
+        for block in text[:-2].split("\n\n"):
+            event, data = block.split("\n")
+            assert json.loads(data[6:])["type"] == event[7:]
