@@ -62,7 +62,18 @@ class IsolatedDriver:
         )
         steps = [
             [sys.executable, "-m", "venv", "--clear", str(self.where)],
-            [str(_python(self.where)), "-m", "pip", "install", "--quiet", "-r", str(self.requirements)],
+            # --no-deps: the file pins every package (a pip freeze), so nothing is left to resolve.
+            [
+                str(_python(self.where)),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "-r",
+                str(self.requirements),
+            ],  # fmt: skip
         ]
         for cmd in steps:
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
