@@ -73,7 +73,7 @@ class IsolatedDriver:
                 "--no-deps",
                 "-r",
                 str(self.requirements),
-            ],  # fmt: skip
+            ],
         ]
         for cmd in steps:
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
