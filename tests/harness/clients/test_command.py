@@ -85,3 +85,37 @@ def test_table_verdicts_and_junit() -> None:
     suite = ET.fromstring(junit_xml(DOCUMENT)).find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "1")
+
+
+def test_an_expectations_file_makes_a_known_client_failure_xfail_and_a_stale_entry_a_problem() -> None:
+    from harness.clients.command import _expected
+    from harness.expectations import parse_expectations
+    from harness.outcomes import exit_code
+
+    data = {
+        "profile": "ezat",
+        "gateway": "gw",
+        "expectations": [
+            {
+                "rule": "clients/a/stream-text",
+                "outcome": "FAIL",
+                "reason": "a streams nothing",
+                "ticket": "T-1",
+                "expires": "2999-01-01",
+            },
+        ],
+    }
+    known = _expected(dict(DOCUMENT), parse_expectations(data, "x.yaml", "ezat"))
+    assert [r["outcome"] for r in known["results"]] == ["PASS", "XFAIL", "PASS", "NOT_APPLICABLE"]
+    assert exit_code([known]) == 0 and verdicts([known])["a"] == "LIMITED"
+    data["expectations"].append(
+        {
+            "rule": "clients/zz/*",
+            "outcome": "FAIL",
+            "reason": "gone",
+            "ticket": "T-2",
+            "expires": "2999-01-01",
+        }
+    )
+    stale = _expected(dict(DOCUMENT), parse_expectations(data, "x.yaml", "ezat"))
+    assert stale["expectation_problems"] and exit_code([stale]) == 1
