@@ -12,6 +12,7 @@ import fnmatch
 import json
 import os
 import secrets
+import shlex
 import sys
 from collections.abc import Sequence
 from datetime import date, datetime, timezone
@@ -46,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--client", action="append", default=[], metavar="GLOB", help="only these clients")
     p.add_argument("--scenario", action="append", default=[], metavar="GLOB", help="only these scenarios")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="a header every client sends on every request (a gateway's routing headers; repeatable)",
+    )
     p.add_argument("--list", action="store_true", help="list the clients and scenarios, run nothing")
     p.add_argument(
         "--mutants",
@@ -85,7 +93,20 @@ def _rerun(args: argparse.Namespace, profile: str) -> str:
         )
         if args.model_map:
             head += ["--model-map", str(Path(args.model_map).resolve())]
+        head += [a for h in args.header for a in ("--header", shlex.quote(h))]
     return " ".join(head)
+
+
+def _headers(given: Sequence[str], replay_url: str) -> dict[str, str]:
+    """--header NAME:VALUE pairs; `${replay_url}` in a value is the replay upstream's address (for a gateway
+    told its provider's base URL per request, as Portkey's x-portkey-custom-host)."""
+    out = {}
+    for item in given:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"--header {item!r}: expected NAME:VALUE")
+        out[name.strip()] = value.strip().replace("${replay_url}", replay_url)
+    return out
 
 
 def _model(profile: Any, catalog: Catalog, model_map: str | None) -> str | None:
@@ -124,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--mutants runs the embedded reference gateway in exactly one --profile")
     if args.expectations and len(profiles) != 1:
         raise ConfigError("--expectations needs exactly one --profile (an expectations file is per profile)")
+    _headers(args.header, "")  # a malformed --header is a configuration error before anything starts
     if args.model_map and not Path(args.model_map).is_file():
         raise ConfigError(f"--model-map {args.model_map}: no such file")
     expectations = None
@@ -148,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
                 assert replay_url is not None
                 p = loaded[profiles[0]]
                 target = Target(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
-                                args.gateway_url, _rerun(args, p.name))  # fmt: skip
+                                args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
                 documents.append(run_profile(target, drivers, catalog))
         else:
             key = "gc-" + secrets.token_hex(16)

@@ -21,6 +21,9 @@ class Job:
     key: str
     model: str
     prompt: str  # the case marker, a space, the scenario's prompt
+    headers: Mapping[str, str] = field(
+        default_factory=dict
+    )  # sent on every request (a gateway's routing headers)
 
     def as_json(self) -> dict[str, Any]:
         """What the Node driver script reads: everything a driver needs, as plain JSON."""
@@ -31,6 +34,7 @@ class Job:
             "key": self.key,
             "model": self.model,
             "prompt": self.prompt,
+            "headers": dict(self.headers),
             "stream": s.stream,
             "include_usage": s.include_usage,
             "retries": s.retries,

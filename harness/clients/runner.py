@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.clients.drivers.base import Driver
@@ -31,6 +31,9 @@ class Target:
     model: str | None  # the profile's client model role, mapped (None: mapped to nothing)
     description: str
     rerun: str  # a command that reruns the clients against this gateway
+    headers: Mapping[str, str] = field(
+        default_factory=dict
+    )  # --header: sent by every client on every request
 
 
 def _result(
@@ -112,6 +115,7 @@ def run_client(
                 key=WRONG_KEY if s.wrong_key else target.key,
                 model=target.model or "",
                 prompt=f"{marker} {s.prompt}",
+                headers=target.headers,
             )
         )
     started = time.monotonic()

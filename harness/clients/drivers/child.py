@@ -43,6 +43,7 @@ def job_from_json(data: Mapping[str, Any]) -> Job:
         key=data["key"],
         model=data["model"],
         prompt=data["prompt"],
+        headers=dict(data.get("headers") or {}),
     )
 
 

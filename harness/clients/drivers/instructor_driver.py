@@ -18,7 +18,11 @@ def _client(job: Job) -> Any:
     import openai
 
     raw = openai.OpenAI(
-        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
     )
     return instructor.from_openai(raw, mode=instructor.Mode.JSON_SCHEMA)
 

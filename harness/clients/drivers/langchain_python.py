@@ -17,6 +17,7 @@ def _chat(job: Job, **extra: Any) -> Any:
     return ChatOpenAI(
         model=job.model,
         base_url=job.base_url,
+        default_headers=dict(job.headers) or None,
         api_key=job.key,
         max_retries=job.scenario.retries,
         timeout=TIMEOUT,

@@ -18,6 +18,7 @@ def _llm(job: Job, **extra: Any) -> Any:
 
     return OpenAILike(
         model=job.model, api_base=job.base_url, api_key=job.key, is_chat_model=True,
+        default_headers=dict(job.headers) or None,
         is_function_calling_model=True, max_retries=job.scenario.retries, timeout=TIMEOUT, **extra,
     )  # fmt: skip
 

@@ -24,7 +24,11 @@ def _agent(job: Job, **extra: Any) -> Any:
 
     set_tracing_disabled(True)
     client = openai.AsyncOpenAI(
-        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
     )
     CLIENTS.append(client)
     model = OpenAIChatCompletionsModel(model=job.model, openai_client=client)

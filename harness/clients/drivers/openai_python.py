@@ -16,7 +16,11 @@ def _client(job: Job) -> Any:
     import openai
 
     return openai.OpenAI(
-        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
     )
 
 
@@ -40,7 +44,11 @@ async def _stream_text_async(job: Job) -> Observation:
     import openai
 
     client = openai.AsyncOpenAI(
-        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
     )
     async with client.chat.completions.stream(model=job.model, messages=messages(job)) as stream:
         async for _ in stream:

@@ -23,7 +23,11 @@ def _model(job: Job) -> Any:
     from pydantic_ai.providers.openai import OpenAIProvider
 
     client = openai.AsyncOpenAI(
-        base_url=job.base_url, api_key=job.key, max_retries=job.scenario.retries, timeout=TIMEOUT
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
     )
     CLIENTS.append(client)
     return OpenAIChatModel(job.model, provider=OpenAIProvider(openai_client=client))

@@ -46,7 +46,7 @@ function kindOfStatus(status) {
 // ---------------------------------------------------------------------------------------------- openai-node
 async function openaiNode(job) {
   const { default: OpenAI } = await import("openai");
-  const client = new OpenAI({ baseURL: job.base_url, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS });
+  const client = new OpenAI({ baseURL: job.base_url, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS, defaultHeaders: job.headers });
   const messages = [{ role: "user", content: job.prompt }];
   const tools = job.tools.map((t) => ({ type: "function", function: t }));
   const calls = (m) => (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: argsOf(c.function.arguments) }));
@@ -118,7 +118,7 @@ async function aiSdk(job) {
   const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
   // supportsStructuredOutputs: the gateway takes response_format json_schema (EZAT refuses json_object);
   // includeUsage: stream_options.include_usage on every stream, so a stream's usage is known.
-  const provider = createOpenAICompatible({ name: "gateway", baseURL: job.base_url, apiKey: job.key, supportsStructuredOutputs: true, includeUsage: true });
+  const provider = createOpenAICompatible({ name: "gateway", baseURL: job.base_url, apiKey: job.key, headers: job.headers, supportsStructuredOutputs: true, includeUsage: true });
   const model = provider.chatModel(job.model);
   const base = { model, prompt: job.prompt, maxRetries: job.retries, abortSignal: AbortSignal.timeout(TIMEOUT_MS) };
   const toolSet = (execute) => Object.fromEntries(job.tools.map((t) => [t.name, ai.tool({
@@ -176,7 +176,7 @@ async function classifyAiSdk(e) {
 async function langchainJs(job) {
   const { ChatOpenAI } = await import("@langchain/openai");
   const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
-  const chat = (extra = {}) => new ChatOpenAI({ model: job.model, apiKey: job.key, configuration: { baseURL: job.base_url }, maxRetries: job.retries, timeout: TIMEOUT_MS, ...extra });
+  const chat = (extra = {}) => new ChatOpenAI({ model: job.model, apiKey: job.key, configuration: { baseURL: job.base_url, defaultHeaders: job.headers }, maxRetries: job.retries, timeout: TIMEOUT_MS, ...extra });
   const tools = job.tools.map((t) => ({ type: "function", function: t }));
   const calls = (m) => (m?.tool_calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
   const gather = async (stream) => { let total; for await (const c of stream) total = total ? total.concat(c) : c; return total; };

@@ -23,6 +23,7 @@ BAD = [
     ("unknown-scenario", ["--scenario", "teleport"], "no such scenario"),
     ("model-map-without-gateway", ["--model-map", "x.yaml"], "--model-map needs --gateway-url"),
     ("expectations-two-profiles", ["--expectations", "x.yaml"], "exactly one --profile"),
+    ("bad-header", ["--header", "no-colon"], "expected NAME:VALUE"),
     ("gateway-without-replay", ["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat"], "--replay-port"),
 ]  # fmt: skip
 
