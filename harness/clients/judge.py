@@ -59,9 +59,12 @@ def _tool_results(body: Any) -> list[str]:
     ]
 
 
-def judge(scenario: Scenario, seen: Observation, upstream_bodies: Sequence[Any]) -> Iterator[Violation]:
+def judge(
+    scenario: Scenario, seen: Observation, upstream_bodies: Sequence[Any], served: Sequence[int | None] = ()
+) -> Iterator[Violation]:
     """Every way what the library returned (`seen`) and what reached the provider (`upstream_bodies`, the
-    JSON bodies in order) differ from what the scenario expects."""
+    JSON bodies in order; `served`, the status the provider answered each with) differ from what the
+    scenario expects."""
     expect = scenario.expect
     raised = seen.error
     if "error" not in expect and raised is not None:
@@ -101,6 +104,16 @@ def judge(scenario: Scenario, seen: Observation, upstream_bodies: Sequence[Any])
     if raised is None:
         yield from _results(expect, seen)
     yield from _upstream(expect, upstream_bodies)
+    if "provider_status" in expect and (not served or served[-1] != expect["provider_status"]):
+        # The scenario's premise: e.g. the error must come after the provider's stream started (HTTP 200),
+        # not be the provider refusing what the gateway sent.
+        yield Violation(
+            "provider_status",
+            f"the provider answered the gateway's request with {served[-1] if served else 'nothing'}, "
+            f"not {expect['provider_status']}: the scenario did not happen as scripted",
+            expected=expect["provider_status"],
+            actual=served[-1] if served else None,
+        )
 
 
 def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[Violation]:

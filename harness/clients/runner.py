@@ -128,7 +128,8 @@ def run_client(
     per_job = (time.monotonic() - started) / max(len(jobs), 1)
     for job, marker, seen in zip(jobs, markers, observations, strict=True):
         calls = replay.calls(marker)
-        violations = [v.as_json() for v in judge(job.scenario, seen, _bodies(calls))]
+        served = [c.served.status if c.served else None for c in calls]
+        violations = [v.as_json() for v in judge(job.scenario, seen, _bodies(calls), served)]
         results[job.scenario.id] = _result(
             target, driver.id, job.scenario, "FAIL" if violations else "PASS",
             violations=violations, duration=per_job,

@@ -11,7 +11,7 @@ from typing import Any
 from harness.errors import ConfigError
 
 EXPECT_KEYS = frozenset(
-    {"text", "tool_calls", "tool_result_ids", "parsed", "usage", "error", "upstream_calls"}
+    {"text", "tool_calls", "tool_result_ids", "parsed", "usage", "error", "upstream_calls", "provider_status"}
 )
 ERROR_KINDS = frozenset({"rate_limit", "authentication", "api_error", "any"})
 FIELD_TYPES = frozenset({"string", "integer", "number", "boolean"})

@@ -101,8 +101,16 @@ CASES: list[tuple[str, str, Observation, list[Any], list[str]]] = [
 def test_judge_finds_exactly_these_violations(
     scenario: str, seen: Observation, bodies: list[Any], checks: list[str]
 ) -> None:
-    found = [v.check for v in judge(CATALOG.scenario(scenario), seen, bodies)]
+    found = [v.check for v in judge(CATALOG.scenario(scenario), seen, bodies, [200] * len(bodies))]
     assert found == checks
+
+
+def test_a_mid_stream_error_must_follow_a_started_stream() -> None:
+    """A provider 400 (the gateway sent what the provider refuses) raises too; that is not the scenario."""
+    refused = Observation(error=Raised("api_error", "openai.BadRequestError", 400, "max_tokens: required"))
+    found = [v.check for v in judge(CATALOG.scenario("mid-stream-error"), refused, [{}], [400])]
+    assert found == ["provider_status"]
+    assert not list(judge(CATALOG.scenario("mid-stream-error"), refused, [{}], [200]))
 
 
 VERDICTS = [
