@@ -32,7 +32,7 @@ class Caught:
 def mutable_gateway(profile: str, replay_url: str, key: str, log: Path) -> Iterator[tuple[str, Any]]:
     """The reference gateway between two mutating proxies; yields (its OpenAI base URL through the client-side
     proxy, a function that puts one mutant on both proxies, None for none)."""
-    from harness import orchestrate
+    from harness.clients import orchestration as orchestrate
     from harness.mutants.proxy import ClientBook, ProxyServer
 
     book = ClientBook()

@@ -119,7 +119,7 @@ def _model(profile: Any, catalog: Catalog, model_map: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import orchestrate
+    from harness.clients import orchestration as orchestrate
     from harness.paths import specs_root
     from harness.spec import load_profile
     from harness.spec.loader import available_profiles
@@ -206,7 +206,7 @@ def _bugs(
     catalog: Catalog,
     report_dir: Path,
 ) -> int:
-    from harness import orchestrate
+    from harness.clients import orchestration as orchestrate
     from harness.clients.bugs import bugs_markdown, catch_bugs, mutable_gateway
 
     key = "gc-" + secrets.token_hex(16)

@@ -16,10 +16,10 @@ from harness.clients.bugs import mutable_gateway
 from harness.clients.drivers import all_drivers
 from harness.clients.drivers.isolated import IsolatedDriver
 from harness.clients.drivers.node import cache_dir, node_missing
+from harness.clients.orchestration import replay_upstream
 from harness.clients.runner import Target, run_profile
 from harness.clients.scenarios import load_scenarios
 from harness.mutants.catalog import load_catalog
-from harness.orchestrate import replay_upstream
 from harness.spec import load_profile
 
 CATALOG = load_scenarios()
