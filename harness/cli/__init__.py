@@ -25,6 +25,7 @@ DELEGATED = {
         "harness.report.publish:verify_main",
         "re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
     ),
+    "clients": ("harness.clients:main", "drive the client libraries (SDKs, frameworks) through a gateway"),
     "drift": ("harness.drift:main", "compare a new version of a gateway's doc with its rules and ledger"),
     "fuzz": (
         "harness.fuzz:main",

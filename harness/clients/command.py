@@ -1,0 +1,273 @@
+"""`gateway-conformance clients`: the client libraries driven through a gateway, a verdict per client.
+
+No --gateway-url: the embedded reference gateway, started in each profile as certify starts it. With
+--gateway-url URL --profile P: that gateway, its provider traffic at the replay upstream. Exit codes as
+certify: 0 every scenario as expected, 1 failures, 2 the harness failed, 3 bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import secrets
+import shlex
+import sys
+from collections.abc import Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.clients.drivers import Driver, all_drivers
+from harness.clients.runner import Target, run_profile
+from harness.clients.scenarios import Catalog, load_scenarios
+from harness.clients.table import markdown_table, text_table, verdicts
+from harness.errors import ConfigError, HarnessError
+from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gateway-conformance clients",
+        description="Will my application work through it? Drive the client libraries (openai-python, "
+        "langchain, openai-node, ai-sdk, ...) through a gateway, each scenario's provider answer scripted; "
+        "a verdict per client (READY / LIMITED / BROKEN). Without --gateway-url: the embedded reference "
+        "gateway, every profile.",
+    )
+    p.add_argument("--gateway-url", metavar="URL", help="the gateway's OpenAI base URL (needs one --profile)")
+    p.add_argument("--gateway-key", metavar="KEY", help=f"the gateway's API key (default: ${KEY_ENV})")
+    p.add_argument("--profile", action="append", default=[], metavar="NAME", help="profile(s) (repeatable)")
+    p.add_argument("--model-map", metavar="FILE", help="YAML: model roles to your ids (with --gateway-url)")
+    p.add_argument("--replay-url", metavar="URL", help="a replay upstream already running")
+    p.add_argument("--replay-port", metavar="P", type=int, help="serve the replay upstream on 127.0.0.1:P")
+    p.add_argument("--report-dir", help="where to write (default: ./gc-clients/<UTC time>)")
+    p.add_argument(
+        "--expectations", metavar="FILE", help="known failures (XFAIL), as for certify (one profile)"
+    )
+    p.add_argument("--client", action="append", default=[], metavar="GLOB", help="only these clients")
+    p.add_argument("--scenario", action="append", default=[], metavar="GLOB", help="only these scenarios")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="a header every client sends on every request (a gateway's routing headers; repeatable)",
+    )
+    p.add_argument("--list", action="store_true", help="list the clients and scenarios, run nothing")
+    p.add_argument(
+        "--mutants",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="instead: the embedded reference gateway with each of these mutants (real gateway bugs, "
+        "harness/mutants/catalog.yaml) in turn; count those that make a client scenario fail (one --profile)",
+    )
+    return p
+
+
+def _pick(
+    drivers: Sequence[Driver], catalog: Catalog, args: argparse.Namespace
+) -> tuple[list[Driver], Catalog]:
+    chosen = [d for d in drivers if not args.client or any(fnmatch.fnmatchcase(d.id, g) for g in args.client)]
+    if not chosen:
+        raise ConfigError(
+            f"--client {' '.join(args.client)}: no such client ({', '.join(d.id for d in drivers)})"
+        )
+    scenarios = tuple(
+        s
+        for s in catalog.scenarios
+        if not args.scenario or any(fnmatch.fnmatchcase(s.id, g) for g in args.scenario)
+    )
+    if not scenarios:
+        raise ConfigError(f"--scenario {' '.join(args.scenario)}: no such scenario")
+    return chosen, Catalog(scenarios=scenarios, profiles=catalog.profiles)
+
+
+def _rerun(args: argparse.Namespace, profile: str) -> str:
+    head = ["gateway-conformance", "clients", "--profile", profile]
+    if args.gateway_url:
+        head += ["--gateway-url", args.gateway_url]
+        head += (
+            ["--replay-url", args.replay_url] if args.replay_url else ["--replay-port", str(args.replay_port)]
+        )
+        if args.model_map:
+            head += ["--model-map", str(Path(args.model_map).resolve())]
+        head += [a for h in args.header for a in ("--header", shlex.quote(h))]
+    return " ".join(head)
+
+
+def _headers(given: Sequence[str], replay_url: str) -> dict[str, str]:
+    """--header NAME:VALUE pairs; `${replay_url}` in a value is the replay upstream's address (for a gateway
+    told its provider's base URL per request, as Portkey's x-portkey-custom-host)."""
+    out = {}
+    for item in given:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"--header {item!r}: expected NAME:VALUE")
+        out[name.strip()] = value.strip().replace("${replay_url}", replay_url)
+    return out
+
+
+def _model(profile: Any, catalog: Catalog, model_map: str | None) -> str | None:
+    from harness.modelmap import load_model_map
+
+    use = catalog.profiles.get(profile.name)
+    if use is None:
+        raise ConfigError(f"profile {profile.name}: specs/clients/scenarios.yaml names no model role for it")
+    return load_model_map(model_map, profile).get(use.role)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.clients import orchestration as orchestrate
+    from harness.paths import specs_root
+    from harness.spec import load_profile
+    from harness.spec.loader import available_profiles
+
+    catalog = load_scenarios()
+    drivers, catalog = _pick(all_drivers(), catalog, args)
+    if args.list:
+        for d in drivers:
+            print(f"client {d.id} ({d.language}): {d.missing() or 'ready to run'}")
+        for s in catalog.scenarios:
+            print(f"scenario {s.id}: {s.title}")
+        return 0
+    known = [p for p in available_profiles(specs_root()) if p in catalog.profiles]
+    profiles = args.profile or known
+    unknown = [p for p in profiles if p not in known]
+    if unknown:
+        raise ConfigError(f"unknown profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    if args.gateway_url and len(profiles) != 1:
+        raise ConfigError("--gateway-url needs exactly one --profile NAME")
+    if not args.gateway_url and args.model_map:
+        raise ConfigError("--model-map needs --gateway-url (the reference gateway uses the defaults)")
+    if args.mutants and (args.gateway_url or len(profiles) != 1):
+        raise ConfigError("--mutants runs the embedded reference gateway in exactly one --profile")
+    if args.expectations and len(profiles) != 1:
+        raise ConfigError("--expectations needs exactly one --profile (an expectations file is per profile)")
+    _headers(args.header, "")  # a malformed --header is a configuration error before anything starts
+    if args.model_map and not Path(args.model_map).is_file():
+        raise ConfigError(f"--model-map {args.model_map}: no such file")
+    expectations = None
+    if args.expectations:
+        from harness.expectations import load_expectations
+
+        if not Path(args.expectations).is_file():
+            raise ConfigError(f"--expectations {args.expectations}: no such file")
+        expectations = load_expectations(Path(args.expectations), profiles[0])
+    loaded = {p: load_profile(p, specs_root()) for p in profiles}
+    models = {p: _model(loaded[p], catalog, args.model_map) for p in profiles}
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    report_dir = Path(args.report_dir or Path("gc-clients") / stamp).resolve()
+    documents: list[dict[str, Any]] = []
+    if args.mutants:
+        return _bugs(args, loaded[profiles[0]], models[profiles[0]], drivers, catalog, report_dir)
+    with orchestrate.fresh_output(report_dir):
+        if args.gateway_url:
+            key = args.gateway_key or os.environ.get(KEY_ENV) or ""
+            replay = orchestrate.replay_for_target("replay", args.replay_port, args.replay_url)
+            with replay as replay_url:
+                assert replay_url is not None
+                p = loaded[profiles[0]]
+                target = Target(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
+                                args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
+                documents.append(run_profile(target, drivers, catalog))
+        else:
+            key = "gc-" + secrets.token_hex(16)
+            with orchestrate.replay_upstream() as replay_url:
+                for name in profiles:
+                    p = loaded[name]
+                    log = report_dir / name / "gateway.log"
+                    with orchestrate.reference_gateway(name, replay_url, key, log) as url:
+                        target = Target(p.name, p.doc, p.title, url, key, replay_url, models[name],
+                                        "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
+                        documents.append(run_profile(target, drivers, catalog))
+    if expectations is not None:
+        documents = [_expected(d, expectations) for d in documents]
+    _write(report_dir, documents)
+    for doc in documents:
+        print()
+        print(text_table(doc))
+    print()
+    for client, verdict in verdicts(documents).items():
+        print(f"  {client:<18} {verdict}")
+    print(f"\nreport: {report_dir}")
+    code = exit_code(documents)
+    print({0: "verdict: every client scenario as expected", 1: "verdict: client scenarios failed",
+           2: "verdict: the harness itself failed (HARNESS_ERROR); see the report"}[code])  # fmt: skip
+    return code
+
+
+def _bugs(
+    args: argparse.Namespace,
+    p: Any,
+    model: str | None,
+    drivers: Sequence[Driver],
+    catalog: Catalog,
+    report_dir: Path,
+) -> int:
+    from harness.clients import orchestration as orchestrate
+    from harness.clients.bugs import bugs_markdown, catch_bugs, mutable_gateway
+
+    key = "gc-" + secrets.token_hex(16)
+    with orchestrate.replay_upstream() as replay_url:
+        log = report_dir / p.name / "gateway.log"
+        with mutable_gateway(p.name, replay_url, key, log) as (url, use):
+            target = Target(p.name, p.doc, p.title, url, key, replay_url, model, "reference gateway + one mutant",
+                            _rerun(args, p.name))  # fmt: skip
+            found, baseline = catch_bugs(target, use, drivers, catalog, args.mutants)
+    text = bugs_markdown(found, baseline, p.name)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "bugs.md").write_text(text, encoding="utf-8")
+    print("\n" + text + f"\nreport: {report_dir / 'bugs.md'}")
+    return EXIT_HARNESS if baseline else 0
+
+
+def _expected(document: dict[str, Any], expectations: Any) -> dict[str, Any]:
+    from harness.expectations import apply
+
+    results = []
+    for r in document["results"]:
+        found = expectations.find(r["rule_id"], r["variant"])
+        results.append(
+            {**r, "outcome": apply(r["outcome"], found), "expectation": found.as_json() if found else None}
+        )
+    problems = expectations.stale([r["rule_id"] for r in results], date.today())
+    return {**document, "results": results, "totals": count_outcomes(results),
+            **({"expectation_problems": problems} if problems else {})}  # fmt: skip
+
+
+def _write(report_dir: Path, documents: Sequence[dict[str, Any]]) -> None:
+    from harness.clients.junit import junit_xml
+    from harness.report import write_reports
+
+    for doc in documents:
+        out = report_dir / doc["profile"]["name"]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(
+            json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        (out / "junit.xml").write_text(junit_xml(doc), encoding="utf-8")
+    write_reports(report_dir, documents)
+    summary = report_dir / "summary.md"
+    tables = ["# Will my application work through it?", ""]
+    tables += [f"- **{c}**: {v}" for c, v in verdicts(documents).items()]
+    for doc in documents:
+        tables += ["", *markdown_table(doc)]
+    summary.write_text("\n".join(tables) + "\n\n" + summary.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return EXIT_CONFIG if exc.code not in (0, None) else 0
+    try:
+        return run(args)
+    except ConfigError as exc:
+        print(f"gateway-conformance clients: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except HarnessError as exc:
+        print(f"gateway-conformance clients: harness failure: {exc}", file=sys.stderr)
+        return EXIT_HARNESS

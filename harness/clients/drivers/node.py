@@ -1,0 +1,130 @@
+"""The Node clients (openai-node, ai-sdk, langchain-js): harness/clients/node/driver.mjs in one `node`
+process per client and profile, the libraries installed from the lock file into a cache folder on first use.
+
+The cache folder is ~/.cache/gateway-conformance/node-clients (GC_NODE_CLIENTS_DIR overrides it); `npm ci`
+runs there when its lock file differs from the one shipped. Without node and npm the clients are skipped,
+with a line that says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.clients.observation import Job, Observation, observation_from_json
+from harness.errors import HarnessFailure
+
+NODE_CLIENTS: tuple[str, ...] = ("openai-node", "ai-sdk", "langchain-js")
+SOURCE = Path(__file__).resolve().parent.parent / "node"
+SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
+PACKAGES = {
+    "openai-node": ("openai", "zod"),
+    "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
+    "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
+}
+RUN_TIMEOUT = 300.0
+
+
+def cache_dir() -> Path:
+    given = os.environ.get("GC_NODE_CLIENTS_DIR")
+    return Path(given) if given else Path.home() / ".cache" / "gateway-conformance" / "node-clients"
+
+
+def node_missing() -> str | None:
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        return (
+            f"{' and '.join(missing)} not found on PATH: the Node clients are skipped (install Node.js 20+)"
+        )
+    return None
+
+
+def ensure_installed(target: Path | None = None) -> Path:
+    """The cache folder with the shipped lock file's packages installed (npm ci, only when it changed)."""
+    where = target or cache_dir()
+    where.mkdir(parents=True, exist_ok=True)
+    lock = (SOURCE / "package-lock.json").read_bytes()
+    installed = where / "node_modules" / ".gc-lock"
+    for name in SHIPPED:
+        shutil.copyfile(SOURCE / name, where / name)
+    if installed.is_file() and installed.read_bytes() == lock:
+        return where
+    print(
+        f"clients: installing the Node client libraries from the lock file into {where} (npm ci; once)",
+        file=sys.stderr,
+        flush=True,
+    )
+    proc = subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        tail = " … ".join(proc.stderr.strip().splitlines()[-3:])
+        raise HarnessFailure(f"npm ci in {where} failed (exit {proc.returncode}): {tail}")
+    installed.write_bytes(lock)
+    return where
+
+
+@dataclass(frozen=True)
+class NodeDriver:
+    id: str
+    language: str = "node"
+
+    def versions(self) -> dict[str, str]:
+        out = {}
+        for name in PACKAGES[self.id]:
+            path = cache_dir() / "node_modules" / name / "package.json"
+            try:
+                out[name] = str(json.loads(path.read_text(encoding="utf-8"))["version"])
+            except (OSError, ValueError, KeyError):
+                out[name] = _locked_version(name)
+        return out
+
+    def missing(self) -> str | None:
+        return node_missing()
+
+    def run_all(self, jobs: Sequence[Job]) -> list[Observation]:
+        where = ensure_installed()
+        payload = json.dumps({"client": self.id, "jobs": [j.as_json() for j in jobs]})
+        try:
+            proc = subprocess.run(
+                ["node", str(where / "driver.mjs")],
+                input=payload,
+                capture_output=True,
+                text=True,
+                cwd=where,
+                check=False,
+                timeout=RUN_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise HarnessFailure(
+                f"{self.id}: the Node driver did not finish within {RUN_TIMEOUT:g}s"
+            ) from exc
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            tail = " … ".join(proc.stderr.strip().splitlines()[-4:])
+            raise HarnessFailure(f"{self.id}: the Node driver failed (exit {proc.returncode}): {tail}")
+        data: dict[str, Any] = json.loads(lines[-1])
+        observations = [observation_from_json(o) for o in data["observations"]]
+        if len(observations) != len(jobs):
+            raise HarnessFailure(f"{self.id}: {len(observations)} observations for {len(jobs)} jobs")
+        return observations
+
+
+def _locked_version(name: str) -> str:
+    try:
+        lock = json.loads((SOURCE / "package-lock.json").read_text(encoding="utf-8"))
+        return str(lock["packages"][f"node_modules/{name}"]["version"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"

@@ -1,0 +1,122 @@
+"""openai-agents: an Agent over the Chat Completions model (OpenAIChatCompletionsModel) on an AsyncOpenAI
+client pointed at the gateway — Runner.run / run_streamed, a function tool the agent loop runs itself,
+output_type for structured output. Tracing is off: it would export to OpenAI. It raises the openai SDK's
+exceptions through."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from harness.clients.drivers.base import PythonDriver, classify_openai, pydantic_model
+from harness.clients.observation import Job, Observation, ToolCall, arguments
+
+TIMEOUT = 20.0
+
+
+CLIENTS: list[Any] = []  # this run's AsyncOpenAI clients, closed before its event loop ends
+
+
+def _agent(job: Job, **extra: Any) -> Any:
+    import openai
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, set_tracing_disabled
+
+    set_tracing_disabled(True)
+    client = openai.AsyncOpenAI(
+        base_url=job.base_url,
+        api_key=job.key,
+        max_retries=job.scenario.retries,
+        timeout=TIMEOUT,
+        default_headers=dict(job.headers) or None,
+    )
+    CLIENTS.append(client)
+    model = OpenAIChatCompletionsModel(model=job.model, openai_client=client)
+    # include_usage: the Chat Completions model asks for the usage chunk only when told (its default is None).
+    settings = ModelSettings(include_usage=True) if job.scenario.include_usage else ModelSettings()
+    return Agent(name="gc-client", model=model, model_settings=settings, **extra)
+
+
+def _tools(job: Job) -> list[Any]:
+    from agents import FunctionTool
+
+    async def answer(_ctx: Any, _args: str) -> str:
+        return job.scenario.tool_result or "{}"
+
+    return [
+        FunctionTool(
+            name=t.name,
+            description=t.description,
+            params_json_schema=dict(t.parameters),
+            on_invoke_tool=answer,
+            strict_json_schema=True,
+        )
+        for t in job.scenario.tools
+    ]
+
+
+def _calls(result: Any) -> tuple[ToolCall, ...]:
+    from agents import ToolCallItem
+
+    out = []
+    for item in result.new_items:
+        if isinstance(item, ToolCallItem):
+            raw = item.raw_item
+            out.append(
+                ToolCall(id=getattr(raw, "call_id", None), name=raw.name, arguments=arguments(raw.arguments))
+            )
+    return tuple(out)
+
+
+async def _run(job: Job) -> Observation:
+    from agents import Runner
+
+    sid = job.scenario.id
+    if sid == "tool-round-trip":
+        result = await Runner.run(_agent(job, tools=_tools(job)), job.prompt, max_turns=3)
+        return Observation(text=str(result.final_output), tool_calls=_calls(result))
+    if sid == "parallel-tools-stream":
+        # The tools' results end the run: the scenario is the one streamed turn with two calls.
+        agent = _agent(job, tools=_tools(job), tool_use_behavior="stop_on_first_tool")
+        streamed = Runner.run_streamed(agent, job.prompt, max_turns=2)
+        async for _ in streamed.stream_events():
+            pass
+        return Observation(tool_calls=_calls(streamed))
+    if sid == "structured-output":
+        result = await Runner.run(_agent(job, output_type=pydantic_model(job)), job.prompt, max_turns=1)
+        out = result.final_output
+        return Observation(parsed=out.model_dump() if hasattr(out, "model_dump") else json.loads(str(out)))
+    if job.scenario.stream:
+        streamed = Runner.run_streamed(_agent(job), job.prompt, max_turns=1)
+        async for _ in streamed.stream_events():
+            pass
+        u = streamed.context_wrapper.usage
+        usage = {
+            "prompt_tokens": u.input_tokens,
+            "completion_tokens": u.output_tokens,
+            "total_tokens": u.total_tokens,
+        }
+        return Observation(text=str(streamed.final_output), usage=usage, notes=("Runner.run_streamed",))
+    result = await Runner.run(_agent(job), job.prompt, max_turns=1)
+    return Observation(text=str(result.final_output), notes=("Runner.run",))
+
+
+async def _closing(job: Job) -> Observation:
+    try:
+        return await _run(job)
+    finally:
+        while CLIENTS:
+            await CLIENTS.pop().close()
+
+
+def scenario(job: Job) -> Observation:
+    return asyncio.run(_closing(job))
+
+
+DRIVER = PythonDriver(
+    id="openai-agents",
+    packages=("openai-agents", "openai"),
+    module="agents",
+    scenario=scenario,
+    classify=classify_openai,
+)

@@ -1,0 +1,13 @@
+"""The Python clients, in report order."""
+
+from __future__ import annotations
+
+from harness.clients.drivers import langchain_python, openai_agents, openai_python, pydantic_ai
+from harness.clients.drivers.base import PythonDriver
+
+PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
+    openai_python.DRIVER,
+    langchain_python.DRIVER,
+    openai_agents.DRIVER,
+    pydantic_ai.DRIVER,
+)

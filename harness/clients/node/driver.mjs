@@ -1,0 +1,247 @@
+// gateway-conformance's Node client drivers: reads {client, jobs} as JSON on stdin, drives each job's
+// scenario through that client library, prints {versions, observations} as JSON on stdout.
+// Each observation says what the LIBRARY returned or raised; the harness judges it (harness/clients/judge.py).
+import { readFileSync } from "node:fs";
+
+const TIMEOUT_MS = 20000;
+
+function version(name) {
+  try {
+    return JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url))).version;
+  } catch {
+    return "not installed";
+  }
+}
+
+const argsOf = (raw) => {
+  if (typeof raw !== "string") return raw;
+  try { return JSON.parse(raw); } catch { return raw; }
+};
+
+function zodObject(z, fields) {
+  const shape = {};
+  for (const [name, kind] of Object.entries(fields)) {
+    shape[name] = kind === "string" ? z.string() : kind === "integer" ? z.number().int()
+      : kind === "number" ? z.number() : z.boolean();
+  }
+  return z.object(shape);
+}
+
+function objectSchema(fields) {
+  const types = { string: "string", integer: "integer", number: "number", boolean: "boolean" };
+  const properties = {};
+  for (const [name, kind] of Object.entries(fields)) properties[name] = { type: types[kind] };
+  return { type: "object", properties, required: Object.keys(fields), additionalProperties: false };
+}
+
+function errorOf(e, kind, status) {
+  const cls = e?.constructor?.name ?? typeof e;
+  return { kind, class: cls, status: Number.isInteger(status) ? status : null, message: String(e?.message ?? e).slice(0, 500) };
+}
+
+function kindOfStatus(status) {
+  return status === 429 ? "rate_limit" : status === 401 ? "authentication" : "api_error";
+}
+
+// ---------------------------------------------------------------------------------------------- openai-node
+async function openaiNode(job) {
+  const { default: OpenAI } = await import("openai");
+  const client = new OpenAI({ baseURL: job.base_url, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS, defaultHeaders: job.headers });
+  const messages = [{ role: "user", content: job.prompt }];
+  const tools = job.tools.map((t) => ({ type: "function", function: t }));
+  const calls = (m) => (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: argsOf(c.function.arguments) }));
+  switch (job.scenario) {
+    case "text": {
+      const { data, response } = await client.chat.completions.create({ model: job.model, messages }).withResponse();
+      return { text: data.choices[0].message.content, notes: [`withResponse: HTTP ${response.status}`] };
+    }
+    case "stream-text": {
+      const stream = client.chat.completions.stream({ model: job.model, messages });
+      for await (const _ of stream);
+      const final = await stream.finalChatCompletion();
+      return { text: final.choices[0].message.content, notes: ["chat.completions.stream"] };
+    }
+    case "tool-round-trip": {
+      const first = await client.chat.completions.create({ model: job.model, messages, tools });
+      const msg = first.choices[0].message;
+      const convo = [...messages, msg, ...(msg.tool_calls ?? []).map((c) => ({ role: "tool", tool_call_id: c.id, content: job.tool_result }))];
+      const second = await client.chat.completions.create({ model: job.model, messages: convo, tools });
+      return { text: second.choices[0].message.content, tool_calls: calls(msg) };
+    }
+    case "parallel-tools-stream": {
+      const stream = client.chat.completions.stream({ model: job.model, messages, tools });
+      for await (const _ of stream);
+      const final = await stream.finalChatCompletion();
+      return { tool_calls: calls(final.choices[0].message) };
+    }
+    case "structured-output": {
+      const { z } = await import("zod");
+      const { zodResponseFormat } = await import("openai/helpers/zod");
+      const format = zodResponseFormat(zodObject(z, job.object.fields), job.object.name);
+      const done = await client.chat.completions.parse({ model: job.model, messages, response_format: format });
+      return { parsed: done.choices[0].message.parsed };
+    }
+    case "stream-usage": {
+      const stream = await client.chat.completions.create({ model: job.model, messages, stream: true, stream_options: { include_usage: true } });
+      let text = "", usage = null;
+      for await (const chunk of stream) {
+        text += chunk.choices?.[0]?.delta?.content ?? "";
+        if (chunk.usage) usage = { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens, total_tokens: chunk.usage.total_tokens };
+      }
+      return { text, usage };
+    }
+    default: {
+      if (job.stream) {
+        const stream = await client.chat.completions.create({ model: job.model, messages, stream: true });
+        let text = "";
+        for await (const chunk of stream) text += chunk.choices?.[0]?.delta?.content ?? "";
+        return { text };
+      }
+      const done = await client.chat.completions.create({ model: job.model, messages });
+      return { text: done.choices[0].message.content };
+    }
+  }
+}
+
+async function classifyOpenai(e) {
+  const { default: OpenAI } = await import("openai");
+  if (e instanceof OpenAI.RateLimitError) return errorOf(e, "rate_limit", e.status);
+  if (e instanceof OpenAI.AuthenticationError) return errorOf(e, "authentication", e.status);
+  if (e instanceof OpenAI.APIConnectionError) return errorOf(e, "connection", null);
+  if (e instanceof OpenAI.APIError) return errorOf(e, "api_error", e.status);
+  return errorOf(e, "other", null);
+}
+
+// ---------------------------------------------------------------------------------------------- ai-sdk
+async function aiSdk(job) {
+  const ai = await import("ai");
+  const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+  // supportsStructuredOutputs: the gateway takes response_format json_schema (EZAT refuses json_object);
+  // includeUsage: stream_options.include_usage on every stream, so a stream's usage is known.
+  const provider = createOpenAICompatible({ name: "gateway", baseURL: job.base_url, apiKey: job.key, headers: job.headers, supportsStructuredOutputs: true, includeUsage: true });
+  const model = provider.chatModel(job.model);
+  const base = { model, prompt: job.prompt, maxRetries: job.retries, abortSignal: AbortSignal.timeout(TIMEOUT_MS) };
+  const toolSet = (execute) => Object.fromEntries(job.tools.map((t) => [t.name, ai.tool({
+    description: t.description, inputSchema: ai.jsonSchema(t.parameters), ...(execute ? { execute: async () => argsOf(job.tool_result) } : {}),
+  })]));
+  const calls = (list) => (list ?? []).map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: argsOf(c.input ?? c.args) }));
+  // streamText reports a failure as an `error` part of its stream, not by throwing: an application sees it there.
+  const drain = async (result) => {
+    for await (const part of result.fullStream) if (part.type === "error") throw part.error;
+  };
+  switch (job.scenario) {
+    case "tool-round-trip": {
+      // The SDK's own loop: it runs the tool and sends the result back (stopWhen: two steps).
+      const r = await ai.generateText({ ...base, tools: toolSet(true), stopWhen: ai.stepCountIs(2) });
+      return { text: r.text, tool_calls: calls(r.steps[0]?.toolCalls) };
+    }
+    case "parallel-tools-stream": {
+      const r = ai.streamText({ ...base, tools: toolSet(false) });
+      await drain(r);
+      return { tool_calls: calls(await r.toolCalls) };
+    }
+    case "structured-output": {
+      const schema = ai.jsonSchema(objectSchema(job.object.fields));
+      const r = await ai.generateObject({ ...base, schema, schemaName: job.object.name });
+      return { parsed: r.object, notes: ["generateObject"] };
+    }
+    case "stream-usage": {
+      const r = ai.streamText(base);
+      await drain(r);
+      const u = await r.usage;
+      return { text: await r.text, usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.totalTokens } };
+    }
+    default: {
+      if (job.stream) {
+        const r = ai.streamText(base);
+        await drain(r);
+        return { text: await r.text, notes: ["streamText"] };
+      }
+      const r = await ai.generateText(base);
+      return { text: r.text, notes: ["generateText"] };
+    }
+  }
+}
+
+async function classifyAiSdk(e) {
+  const { APICallError, RetryError } = await import("ai");
+  let seen = e;
+  if (RetryError?.isInstance?.(seen)) seen = seen.lastError;
+  if (APICallError.isInstance(seen)) return errorOf(e, kindOfStatus(seen.statusCode), seen.statusCode);
+  if (e?.name === "AI_TypeValidationError" || e?.name === "AI_JSONParseError") return errorOf(e, "other", null);
+  return errorOf(e, e?.name?.startsWith?.("AI_") ? "api_error" : "other", null);
+}
+
+// ---------------------------------------------------------------------------------------------- langchain-js
+async function langchainJs(job) {
+  const { ChatOpenAI } = await import("@langchain/openai");
+  const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
+  const chat = (extra = {}) => new ChatOpenAI({ model: job.model, apiKey: job.key, configuration: { baseURL: job.base_url, defaultHeaders: job.headers }, maxRetries: job.retries, timeout: TIMEOUT_MS, ...extra });
+  const tools = job.tools.map((t) => ({ type: "function", function: t }));
+  const calls = (m) => (m?.tool_calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
+  const gather = async (stream) => { let total; for await (const c of stream) total = total ? total.concat(c) : c; return total; };
+  switch (job.scenario) {
+    case "tool-round-trip": {
+      const bound = chat().bindTools(tools);
+      const convo = [new HumanMessage(job.prompt)];
+      const first = await bound.invoke(convo);
+      convo.push(first, ...first.tool_calls.map((c) => new ToolMessage({ content: job.tool_result, tool_call_id: c.id })));
+      const second = await bound.invoke(convo);
+      return { text: second.content, tool_calls: calls(first) };
+    }
+    case "parallel-tools-stream": {
+      const total = await gather(await chat().bindTools(tools).stream(job.prompt));
+      return { tool_calls: calls(total) };
+    }
+    case "structured-output": {
+      const out = await chat().withStructuredOutput(objectSchema(job.object.fields), { name: job.object.name, method: "jsonSchema", strict: true }).invoke(job.prompt);
+      return { parsed: out };
+    }
+    case "stream-usage": {
+      const total = await gather(await chat({ streamUsage: true }).stream(job.prompt));
+      const u = total?.usage_metadata;
+      return { text: total?.content ?? null, usage: u ? { prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.total_tokens } : null };
+    }
+    default: {
+      if (job.stream) {
+        const total = await gather(await chat().stream(job.prompt));
+        return { text: total?.content ?? null };
+      }
+      const m = await chat().invoke(job.prompt);
+      return { text: m.content };
+    }
+  }
+}
+
+async function classifyLangchainJs(e) {
+  // @langchain/openai rethrows the openai-node error (its class kept) with an lc_error_code added.
+  const status = Number.isInteger(e?.status) ? e.status : null;
+  if (e?.lc_error_code === "MODEL_RATE_LIMIT" || status === 429) return errorOf(e, "rate_limit", status);
+  if (e?.lc_error_code === "MODEL_AUTHENTICATION" || status === 401) return errorOf(e, "authentication", status);
+  if (status !== null || e?.constructor?.name?.endsWith?.("Error") && e?.constructor?.name !== "TypeError") return errorOf(e, "api_error", status);
+  return errorOf(e, "other", null);
+}
+
+// ----------------------------------------------------------------------------------------------
+const CLIENTS = {
+  "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
+  "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
+  "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
+};
+
+const input = JSON.parse(readFileSync(0, "utf8"));
+const client = CLIENTS[input.client];
+if (!client) {
+  process.stderr.write(`unknown client ${input.client}\n`);
+  process.exit(2);
+}
+const observations = [];
+for (const job of input.jobs) {
+  try {
+    observations.push(await client.run(job));
+  } catch (e) {
+    observations.push({ error: await client.classify(e) });
+  }
+}
+const versions = Object.fromEntries(client.packages.map((p) => [p, version(p)]));
+process.stdout.write(JSON.stringify({ versions, observations }) + "\n");

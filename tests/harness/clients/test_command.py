@@ -1,0 +1,122 @@
+"""`gateway-conformance clients`: configuration errors exit 3 with one line, before anything starts; the
+results it writes are the project's results format (the schema, JUnit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import jsonschema
+import pytest
+
+from harness.cli import main
+from harness.clients.junit import junit_xml
+from harness.clients.table import markdown_table, text_table, verdicts
+from harness.paths import schema_path
+
+BAD = [
+    ("two-profiles-one-gateway", ["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat", "--profile", "relay"],
+     "exactly one --profile"),
+    ("unknown-profile", ["--profile", "nope"], "unknown profile"),
+    ("unknown-client", ["--client", "cobol-*"], "no such client"),
+    ("unknown-scenario", ["--scenario", "teleport"], "no such scenario"),
+    ("model-map-without-gateway", ["--model-map", "x.yaml"], "--model-map needs --gateway-url"),
+    ("expectations-two-profiles", ["--expectations", "x.yaml"], "exactly one --profile"),
+    ("bad-header", ["--header", "no-colon"], "expected NAME:VALUE"),
+    ("gateway-without-replay", ["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat"], "--replay-port"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "words"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_configuration_errors_exit_3(
+    argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["clients", "--report-dir", str(tmp_path / "out"), *argv]) == 3
+    err = capsys.readouterr().err
+    assert "configuration error" in err and words in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_list_names_every_client_and_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["clients", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("openai-python", "langchain-python", "openai-agents", "pydantic-ai", "instructor",
+                 "llama-index", "openai-node", "ai-sdk", "langchain-js", "scenario tool-round-trip"):  # fmt: skip
+        assert name in out
+
+
+def _result(client: str, scenario: str, outcome: str, reason: str | None = None) -> dict[str, object]:
+    return {
+        "rule_id": f"clients/{client}/{scenario}", "variant": {}, "profile": "ezat", "area": f"clients/{client}",
+        "level": "MUST", "title": scenario, "source": {"doc": "specs/clients/scenarios.yaml", "section": scenario,
+        "quote": scenario}, "reading": None, "outcome": outcome, "reason": reason,
+        "violations": [{"check": "clients.text", "path": "$", "message": "the library's text is ''"}] if outcome == "FAIL" else [],
+        "duration": 0.1, "rerun": "gateway-conformance clients", "exchange": None,
+    }  # fmt: skip
+
+
+DOCUMENT = {
+    "suite": {"name": "gateway-conformance", "version": "0"},
+    "profile": {"name": "ezat", "doc": "ezat-chat-completions"},
+    "target": {"gateway_url": "http://x/v1", "upstream": "replay", "description": "gw"},
+    "timings": {"started": 0.0, "finished": 1.0, "duration": 1.0},
+    "totals": {"PASS": 2, "FAIL": 1, "WARN": 0, "SKIP": 0, "NOT_APPLICABLE": 1, "HARNESS_ERROR": 0},
+    "results": [
+        _result("a", "text", "PASS"),
+        _result("a", "stream-text", "FAIL"),
+        _result("b", "text", "PASS"),
+        _result("b", "stream-text", "NOT_APPLICABLE", "the doc says: no"),
+    ],
+    "clients": {"a": {"language": "python", "versions": {"a": "1.0"}}},
+}
+
+
+def test_the_document_shape_is_the_results_format() -> None:
+    schema = json.loads(schema_path("report").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(DOCUMENT)
+
+
+def test_table_verdicts_and_junit() -> None:
+    assert verdicts([DOCUMENT]) == {"a": "LIMITED", "b": "READY"}
+    table = text_table(DOCUMENT)
+    assert "a       LIMITED  ok    FAIL" in table and "b       READY    ok    n/a" in table
+    md = "\n".join(markdown_table(DOCUMENT))
+    assert "| a | LIMITED | ok | FAIL |" in md and "a 1.0" in md and "the doc says: no" in md
+    suite = ET.fromstring(junit_xml(DOCUMENT)).find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "1")
+
+
+def test_an_expectations_file_makes_a_known_client_failure_xfail_and_a_stale_entry_a_problem() -> None:
+    from harness.clients.command import _expected
+    from harness.expectations import parse_expectations
+    from harness.outcomes import exit_code
+
+    data = {
+        "profile": "ezat",
+        "gateway": "gw",
+        "expectations": [
+            {
+                "rule": "clients/a/stream-text",
+                "outcome": "FAIL",
+                "reason": "a streams nothing",
+                "ticket": "T-1",
+                "expires": "2999-01-01",
+            },
+        ],
+    }
+    known = _expected(dict(DOCUMENT), parse_expectations(data, "x.yaml", "ezat"))
+    assert [r["outcome"] for r in known["results"]] == ["PASS", "XFAIL", "PASS", "NOT_APPLICABLE"]
+    assert exit_code([known]) == 0 and verdicts([known])["a"] == "LIMITED"
+    data["expectations"].append(
+        {
+            "rule": "clients/zz/*",
+            "outcome": "FAIL",
+            "reason": "gone",
+            "ticket": "T-2",
+            "expires": "2999-01-01",
+        }
+    )
+    stale = _expected(dict(DOCUMENT), parse_expectations(data, "x.yaml", "ezat"))
+    assert stale["expectation_problems"] and exit_code([stale]) == 1
