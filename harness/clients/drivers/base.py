@@ -4,13 +4,43 @@ raise them through)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.clients.observation import Job, Observation, Raised
+
+# Seconds the openai SDK waits on the gateway in every Python driver: a hang is the scenario's failure.
+CLIENT_TIMEOUT = 20.0
+
+
+def openai_options(job: Job) -> dict[str, Any]:
+    """The options every Python driver gives the openai SDK's client (sync or async): the gateway, its key,
+    the scenario's retries and the common timeout."""
+    return {
+        "base_url": job.base_url,
+        "api_key": job.key,
+        "max_retries": job.scenario.retries,
+        "timeout": CLIENT_TIMEOUT,
+        "default_headers": dict(job.headers) or None,
+    }
+
+
+def run_closing(run: Callable[[Job], Awaitable[Observation]], job: Job, clients: list[Any]) -> Observation:
+    """One async scenario on its own event loop; the AsyncOpenAI clients it opened (`clients`) are closed
+    before that loop ends."""
+
+    async def closing() -> Observation:
+        try:
+            return await run(job)
+        finally:
+            while clients:
+                await clients.pop().close()
+
+    return asyncio.run(closing())
 
 
 class Driver(Protocol):

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, classify_openai, messages, openai_tools, pydantic_model
+from harness.clients.drivers.base import (
+    PythonDriver,
+    classify_openai,
+    messages,
+    openai_options,
+    openai_tools,
+    pydantic_model,
+)
 from harness.clients.observation import Job, Observation, ToolCall, arguments
-
-TIMEOUT = 20.0
 
 
 def _client(job: Job) -> Any:
     import instructor
     import openai
 
-    raw = openai.OpenAI(
-        base_url=job.base_url,
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        timeout=TIMEOUT,
-        default_headers=dict(job.headers) or None,
-    )
+    raw = openai.OpenAI(**openai_options(job))
     return instructor.from_openai(raw, mode=instructor.Mode.JSON_SCHEMA)
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, classify_openai, openai_tools, pydantic_model
+from harness.clients.drivers.base import (
+    CLIENT_TIMEOUT,
+    PythonDriver,
+    classify_openai,
+    openai_tools,
+    pydantic_model,
+)
 from harness.clients.observation import Job, Observation, ToolCall
 
-TIMEOUT = 20.0
+TIMEOUT = CLIENT_TIMEOUT
 
 
 def _chat(job: Job, **extra: Any) -> Any:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, classify_openai, pydantic_model
+from harness.clients.drivers.base import CLIENT_TIMEOUT, PythonDriver, classify_openai, pydantic_model
 from harness.clients.observation import Job, Observation, ToolCall
 
-TIMEOUT = 20.0
+TIMEOUT = CLIENT_TIMEOUT
 _TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 

@@ -5,15 +5,17 @@ exceptions through."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, classify_openai, pydantic_model
+from harness.clients.drivers.base import (
+    PythonDriver,
+    classify_openai,
+    openai_options,
+    pydantic_model,
+    run_closing,
+)
 from harness.clients.observation import Job, Observation, ToolCall, arguments
-
-TIMEOUT = 20.0
-
 
 CLIENTS: list[Any] = []  # this run's AsyncOpenAI clients, closed before its event loop ends
 
@@ -23,13 +25,7 @@ def _agent(job: Job, **extra: Any) -> Any:
     from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, set_tracing_disabled
 
     set_tracing_disabled(True)
-    client = openai.AsyncOpenAI(
-        base_url=job.base_url,
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        timeout=TIMEOUT,
-        default_headers=dict(job.headers) or None,
-    )
+    client = openai.AsyncOpenAI(**openai_options(job))
     CLIENTS.append(client)
     model = OpenAIChatCompletionsModel(model=job.model, openai_client=client)
     # include_usage: the Chat Completions model asks for the usage chunk only when told (its default is None).
@@ -101,16 +97,8 @@ async def _run(job: Job) -> Observation:
     return Observation(text=str(result.final_output), notes=("Runner.run",))
 
 
-async def _closing(job: Job) -> Observation:
-    try:
-        return await _run(job)
-    finally:
-        while CLIENTS:
-            await CLIENTS.pop().close()
-
-
 def scenario(job: Job) -> Observation:
-    return asyncio.run(_closing(job))
+    return run_closing(_run, job, CLIENTS)
 
 
 DRIVER = PythonDriver(

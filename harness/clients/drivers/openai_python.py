@@ -6,22 +6,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, classify_openai, messages, openai_tools, pydantic_model
+from harness.clients.drivers.base import (
+    PythonDriver,
+    classify_openai,
+    messages,
+    openai_options,
+    openai_tools,
+    pydantic_model,
+)
 from harness.clients.observation import Job, Observation, ToolCall, arguments
-
-TIMEOUT = 20.0
 
 
 def _client(job: Job) -> Any:
     import openai
 
-    return openai.OpenAI(
-        base_url=job.base_url,
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        timeout=TIMEOUT,
-        default_headers=dict(job.headers) or None,
-    )
+    return openai.OpenAI(**openai_options(job))
 
 
 def _calls(message: Any) -> tuple[ToolCall, ...]:
@@ -43,13 +42,7 @@ def _text(job: Job) -> Observation:
 async def _stream_text_async(job: Job) -> Observation:
     import openai
 
-    client = openai.AsyncOpenAI(
-        base_url=job.base_url,
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        timeout=TIMEOUT,
-        default_headers=dict(job.headers) or None,
-    )
+    client = openai.AsyncOpenAI(**openai_options(job))
     async with client.chat.completions.stream(model=job.model, messages=messages(job)) as stream:
         async for _ in stream:
             pass

@@ -5,14 +5,10 @@ no loop). Its own exceptions (ModelHTTPError and kin) carry the status."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from harness.clients.drivers.base import PythonDriver, pydantic_model, raised
+from harness.clients.drivers.base import PythonDriver, openai_options, pydantic_model, raised, run_closing
 from harness.clients.observation import Job, Observation, Raised, ToolCall, arguments
-
-TIMEOUT = 20.0
-
 
 CLIENTS: list[Any] = []  # this run's AsyncOpenAI clients, closed before its event loop ends
 
@@ -22,13 +18,7 @@ def _model(job: Job) -> Any:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    client = openai.AsyncOpenAI(
-        base_url=job.base_url,
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        timeout=TIMEOUT,
-        default_headers=dict(job.headers) or None,
-    )
+    client = openai.AsyncOpenAI(**openai_options(job))
     CLIENTS.append(client)
     return OpenAIChatModel(job.model, provider=OpenAIProvider(openai_client=client))
 
@@ -100,16 +90,8 @@ async def _run(job: Job) -> Observation:
     return Observation(text=result.output, notes=("run",))
 
 
-async def _closing(job: Job) -> Observation:
-    try:
-        return await _run(job)
-    finally:
-        while CLIENTS:
-            await CLIENTS.pop().close()
-
-
 def scenario(job: Job) -> Observation:
-    return asyncio.run(_closing(job))
+    return run_closing(_run, job, CLIENTS)
 
 
 def classify(exc: BaseException) -> Raised:
