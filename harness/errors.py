@@ -12,6 +12,7 @@
     │   ├── FuzzConfigError      a fuzz run that cannot start as asked (harness.fuzz)
     │   ├── BadResults           a results file `report` cannot render (harness.report)
     │   ├── BadReport            a conformance report that cannot be read (harness.report.publish)
+    │   ├── ScenarioError        a client scenario file that does not load (harness.clients.scenarios)
     │   └── ReplayConfigError    a case registration the replay upstream cannot honour (harness.replay.state)
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
     │   └── ReplayError          the replay upstream did not answer its control API as documented
