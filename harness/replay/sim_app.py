@@ -29,6 +29,7 @@ from harness.replay import server as server_module
 from harness.replay import sim_gemini as gem
 from harness.replay import sim_wire as wire
 from harness.replay import simulator as sim
+from harness.replay.validate import anthropic_integer_problems, openai_integer_problems
 
 
 class CutStream(Response):
@@ -83,6 +84,8 @@ class Simulator:
     def _anthropic(self, body: Any) -> Response:
         if not isinstance(body, dict):
             return _anthropic_error("the request body must be a JSON object")
+        for problem in anthropic_integer_problems(body):  # like the real API: a decimal is no integer
+            return _anthropic_error(problem)
         try:
             ask = wire.anthropic_ask(body)
         except sim.SimulatorRequestError as exc:
@@ -99,6 +102,10 @@ class Simulator:
     def _openai(self, body: Any) -> Response:
         if not isinstance(body, dict):
             return _openai_error("the request body must be a JSON object")
+        for problem in openai_integer_problems(
+            body
+        ):  # like the real API: "expected an integer, but got a decimal"
+            return _openai_error(problem, getattr(problem, "param", None), getattr(problem, "code", None))
         try:
             ask = wire.openai_ask(body)
         except sim.SimulatorRequestError as exc:
@@ -138,8 +145,8 @@ def _anthropic_error(message: str) -> Response:
     return JSONResponse(body, 400)
 
 
-def _openai_error(message: str) -> Response:
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+def _openai_error(message: str, param: str | None = None, code: str | None = None) -> Response:
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
     return JSONResponse(body, 400)
 
 

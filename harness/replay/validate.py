@@ -50,7 +50,7 @@ def _decimal(value: Any) -> bool:
     return isinstance(value, float)
 
 
-def _openai_integers(body: Mapping[str, Any]) -> Iterator[str]:
+def openai_integer_problems(body: Mapping[str, Any]) -> Iterator[str]:
     for name in OPENAI_INTEGERS:
         if _decimal(body.get(name)):
             yield Problem.of(
@@ -60,7 +60,7 @@ def _openai_integers(body: Mapping[str, Any]) -> Iterator[str]:
             )
 
 
-def _anthropic_integers(body: Mapping[str, Any]) -> Iterator[str]:
+def anthropic_integer_problems(body: Mapping[str, Any]) -> Iterator[str]:
     thinking = body.get("thinking")
     values = {name: body.get(name) for name in ANTHROPIC_INTEGERS}
     if isinstance(thinking, Mapping):
@@ -94,7 +94,7 @@ def _range(body: Mapping[str, Any], name: str, low: float, high: float) -> Itera
 
 
 def anthropic_problems(body: Mapping[str, Any]) -> Iterator[str]:
-    yield from _anthropic_integers(body)
+    yield from anthropic_integer_problems(body)
     max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         yield f"max_tokens: required, a positive integer (got {max_tokens!r})"
@@ -221,7 +221,7 @@ def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
     if not isinstance(messages, list) or not messages:
         yield "messages: at least one message is required"
         return
-    yield from _openai_integers(body)
+    yield from openai_integer_problems(body)
     yield from _range(body, "temperature", 0, 2)
     yield from _range(body, "top_p", 0, 1)
     yield from _range(body, "presence_penalty", -2, 2)

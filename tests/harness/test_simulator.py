@@ -346,3 +346,26 @@ def test_gemini_over_http_generate_and_stream() -> None:
     assert calls[0]["functionCall"]["args"]["city"] == "Oslo"
     assert refused.status_code == 400 and refused.json()["error"]["status"] == "INVALID_ARGUMENT"
     assert stats["calls"]["gemini"] == 3
+
+
+def test_a_decimal_where_an_integer_belongs_is_refused_like_the_real_apis() -> None:
+    """Real providers refuse `seed: 1.2345678901235e+18` (a decimal, however whole): so does the simulator, in
+    each family's words, and it accepts the same request with an integer."""
+    messages = [{"role": "user", "content": "hi"}]
+    with SimulatorServer(seed=3) as server, httpx.Client(base_url=server.url, timeout=10) as client:
+        decimal = client.post(
+            "/v1/chat/completions", json={"model": "m", "seed": 1.2345678901235e18, "messages": messages}
+        )
+        whole = client.post(
+            "/v1/chat/completions", json={"model": "m", "seed": 1234567890123456789, "messages": messages}
+        )
+        top_k = client.post(
+            "/v1/messages", json={"model": "m", "max_tokens": 16, "top_k": 5.0, "messages": messages}
+        )
+    assert decimal.status_code == 400
+    assert (
+        decimal.json()["error"]["param"] == "seed"
+        and "expected an integer" in decimal.json()["error"]["message"]
+    )
+    assert whole.status_code == 200
+    assert top_k.status_code == 400 and "top_k" in top_k.json()["error"]["message"]
