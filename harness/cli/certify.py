@@ -29,6 +29,14 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="embedded run: also send N hostile requests to each profile's gateway (fixed seed; its "
         "`robustness` area; 0: none; default 40; not with --rule). `gateway-conformance fuzz` runs more.",
     )
+    c.add_argument(
+        "--clients",
+        nargs="?",
+        const="*",
+        metavar="GLOB",
+        help="also drive the client libraries (or those matching GLOB) through the same gateway, as "
+        "`gateway-conformance clients` does: their results in clients/ and in the certificate and verdict",
+    )
     c.set_defaults(func=certify)
 
 

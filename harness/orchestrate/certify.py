@@ -48,12 +48,28 @@ def certify(args: argparse.Namespace) -> int:
         documents = [_certify_gateway(args, root, known, report_dir, extra)]
     else:
         documents = _certify_reference(args, known, report_dir, extra)
-    write_reports(report_dir, documents)
+    clients: list[dict[str, Any]] = []
+    if args.clients:  # the client libraries through the same gateway (harness/clients/with_certify.py)
+        from harness.clients.with_certify import run_clients
+
+        certified = [d["profile"]["name"] for d in documents]
+        clients = run_clients(args, report_dir, list(dict.fromkeys(certified)))
+    write_reports(report_dir, [*documents, *clients])
+    if clients:
+        from harness.clients.with_certify import add_client_grid
+
+        add_client_grid(report_dir / "summary.md", clients)
     publication.write(report_dir, documents)
     print()
     print(summarize(documents))
+    if clients:
+        from harness.clients.table import text_table
+
+        for document in clients:
+            print()
+            print(text_table(document))
     print(f"\nreport: {report_dir}")
-    code = exit_code(documents)
+    code = exit_code([*documents, *clients])
     print(verdict_line(code, documents))
     return code
 

@@ -120,3 +120,24 @@ def test_an_expectations_file_makes_a_known_client_failure_xfail_and_a_stale_ent
     )
     stale = _expected(dict(DOCUMENT), parse_expectations(data, "x.yaml", "ezat"))
     assert stale["expectation_problems"] and exit_code([stale]) == 1
+
+
+def test_certify_clients_adds_the_client_run_to_the_certificate_folder_and_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify --clients GLOB`: the clients run against the gateway certify judged, in the certified profiles;
+    their results land in clients/, the grid in summary.md and the certificate, and they count in the exit code."""
+    out = tmp_path / "report"
+    code = main([
+        "certify", "--profile", "ezat", "--rule", "ezat/refuse/n-*", "--fuzz-examples", "0",
+        "--clients", "openai-python", "--report-dir", str(out),
+    ])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    document = json.loads((out / "clients" / "ezat" / "results.json").read_text())
+    assert {r["rule_id"].split("/")[1] for r in document["results"]} == {"openai-python"}
+    assert all(r["outcome"] == "PASS" for r in document["results"])
+    summary = (out / "summary.md").read_text()
+    assert "## Will my application work through it?" in summary and "**openai-python**: READY" in summary
+    assert "clients/openai-python/" in (out / "certificate.html").read_text()
+    assert "openai-python  READY" in printed
