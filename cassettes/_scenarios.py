@@ -128,6 +128,10 @@ OPENAI_WEATHER = {
     "type": "function",
     "function": {"name": "get_weather", "description": WEATHER["description"], "parameters": WEATHER_ARGS},
 }
+OPENAI_TIME = {
+    "type": "function",
+    "function": {"name": "get_time", "description": TIME["description"], "parameters": TIME_ARGS},
+}
 GEMINI_TOOLS = [
     {
         "functionDeclarations": [
@@ -269,6 +273,21 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         stop_reason="end_turn",
         blocks=["text", "server_tool_use(web_search)", "web_search_tool_result", "text"],
     ),
+    "anthropic/web-search-error": not_recordable(
+        "a web search whose result is an error comes from the search backend's state; no request provokes it",
+        stop_reason="end_turn",
+        blocks=["text", "server_tool_use(web_search)", "web_search_tool_result", "text"],
+    ),
+    "anthropic/relay-cost-cached": not_recordable(
+        "two answers whose token totals are equal by construction, one mostly read from the cache: a provider's "
+        "counts are its own, no pair of requests reproduces them",
+        stop_reason="end_turn",
+        blocks=["text"],
+    ),
+    "anthropic/relay-cost-search": not_recordable(
+        "two answers of identical usage, one with a web search: a provider's counts differ between any two calls",
+        stop_reason="end_turn",
+    ),
     "anthropic/web-search-paused": not_recordable(
         PAUSE,
         stop_reason="pause_turn",
@@ -346,6 +365,39 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         blocks=["text"],
         text_deltas={"equals": 3},
     ),
+    "openai/text-plus-tool": recordable(
+        # Under `auto` a real model often writes a sentence before its call: the scenario asks it to.
+        gpt(
+            user("First say in one sentence that you will look it up, then call get_weather for Oslo."),
+            tools=[OPENAI_WEATHER],
+            tool_choice="auto",
+        ),
+        stop_reason="tool_calls",
+        blocks=["text", "tool_call(get_weather)"],
+        tool_arguments={"get_weather": city("Oslo")},
+    ),
+    "openai/tool-call-parallel": recordable(
+        gpt(
+            user("What is the weather in Oslo and the local time in Europe/Paris? Use both tools at once."),
+            tools=[OPENAI_WEATHER, OPENAI_TIME],
+            tool_choice="required",
+            parallel_tool_calls=True,
+        ),
+        stop_reason="tool_calls",
+        blocks=["tool_call(get_weather)", "tool_call(get_time)"],
+        tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
+    ),
+    "openai/n-two": recordable(
+        gpt(user("Say hello in one short sentence."), n=2),
+        stop_reason="stop,stop",  # one finish per choice
+        blocks=["text"],
+    ),
+    "openai/logprobs": recordable(
+        # The scenario vocabulary checks the answer's kind, not the logprobs themselves: review them in the diff.
+        gpt(user("Say hello in one short sentence."), logprobs=True, top_logprobs=2),
+        stop_reason="stop",
+        blocks=["text"],
+    ),
     **_errors(
         "openai",
         {
@@ -397,11 +449,21 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     ),
     # --- Fallback chains across families ------------------------------------------------------------------
     "mixed/anthropic-529-then-openai": not_recordable(FALLBACK.format(status=529), status=529),
+    "mixed/anthropic-529-once-or-openai": not_recordable(FALLBACK.format(status=529), status=529),
+    "mixed/gemini-503-once-or-openai": not_recordable(FALLBACK.format(status=503), status=503),
     "mixed/anthropic-stream-error-then-openai": not_recordable(
         MID_STREAM, status=529, error_type="overloaded_error"
     ),
     "gemini/fallback-503": not_recordable(FALLBACK.format(status=503), status=503),
-    **_errors("gemini", {"error-400": (400, "INVALID_ARGUMENT"), "error-503": (503, "UNAVAILABLE")}),
+    "gemini/safety": not_recordable(FILTER, stop_reason="SAFETY"),
+    **_errors(
+        "gemini",
+        {
+            "error-400": (400, "INVALID_ARGUMENT"),
+            "error-429": (429, "RESOURCE_EXHAUSTED"),
+            "error-503": (503, "UNAVAILABLE"),
+        },
+    ),
 }
 
 

@@ -96,11 +96,10 @@ def _apply_delta(
 
 
 def openai_completion(body: bytes) -> dict[str, Any]:
+    """The chat.completion a stream assembles to: each choice (by its `index`, so `n > 1` keeps every one) with
+    its text fields joined, its tool-call fragments merged by index, its logprobs concatenated, its finish."""
     head: dict[str, Any] = {}
-    message: dict[str, Any] = {}
-    texts: dict[str, list[str]] = {}
-    calls: dict[int, dict[str, Any]] = {}
-    finish = None
+    states: dict[int, dict[str, Any]] = {}
     usage = None
     for chunk in _payloads(body):
         if not head:
@@ -108,26 +107,49 @@ def openai_completion(body: bytes) -> dict[str, Any]:
         if isinstance(chunk.get("usage"), dict):
             usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            finish = choice.get("finish_reason") or finish
-            for key, value in delta.items():
+            index = choice.get("index") if isinstance(choice.get("index"), int) else 0
+            state = states.setdefault(
+                index, {"message": {}, "texts": {}, "calls": {}, "finish": None, "lp": None}
+            )
+            state["finish"] = choice.get("finish_reason") or state["finish"]
+            _merge_logprobs(state, choice.get("logprobs"))
+            for key, value in (choice.get("delta") or {}).items():
                 if key == "tool_calls":
-                    _merge_calls(calls, value)
+                    _merge_calls(state["calls"], value)
                 elif key == "role":
-                    message["role"] = value
+                    state["message"]["role"] = value
                 elif isinstance(value, str):
-                    texts.setdefault(key, []).append(value)
+                    state["texts"].setdefault(key, []).append(value)
                 else:
-                    message.setdefault(key, value)  # a field the stream only ever sends as null
-    if finish is None:
+                    state["message"].setdefault(key, value)  # a field the stream only ever sends as null
+    if not states or any(state["finish"] is None for state in states.values()):
         raise DeriveError("the stream has no finish_reason")
-    message.setdefault("role", "assistant")
-    message.update({key: "".join(parts) for key, parts in texts.items()})
-    message.setdefault("content", None)
-    if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls)]
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-    return {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+    choices = []
+    for index in sorted(states):
+        state = states[index]
+        message = state["message"]
+        message.setdefault("role", "assistant")
+        message.update({key: "".join(parts) for key, parts in state["texts"].items()})
+        message.setdefault("content", None)
+        if state["calls"]:
+            message["tool_calls"] = [state["calls"][i] for i in sorted(state["calls"])]
+        choices.append(
+            {"index": index, "message": message, "logprobs": state["lp"], "finish_reason": state["finish"]}
+        )
+    return {**head, "object": "chat.completion", "choices": choices, "usage": usage}
+
+
+def _merge_logprobs(state: dict[str, Any], logprobs: Any) -> None:
+    """A stream's logprobs arrive per chunk (`content: [...]` of that chunk's tokens): the answer has them all."""
+    if not isinstance(logprobs, dict):
+        return
+    merged = state["lp"] if state["lp"] is not None else {}
+    for key, value in logprobs.items():
+        if isinstance(value, list):
+            merged.setdefault(key, []).extend(value)
+        else:
+            merged.setdefault(key, value)
+    state["lp"] = merged
 
 
 def _merge_calls(calls: dict[int, dict[str, Any]], fragments: Any) -> None:

@@ -138,6 +138,12 @@ def test_openai_integer_parameters_refuse_a_decimal(name: str) -> None:
         assert getattr(problem, "param", None) == name and getattr(problem, "code", None) == "invalid_type"
 
 
+ANSWER = (
+    b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+    b'"message":{"role":"assistant","content":"hi"},"finish_reason":"stop","logprobs":null}]}'
+)
+
+
 def _exchange(refusals: list[str | None]) -> Exchange:
     calls = tuple(
         UpstreamCall(
@@ -154,7 +160,8 @@ def _exchange(refusals: list[str | None]) -> Exchange:
         rule_id="x/y/z",
         variant={},
         request=SentRequest("POST", "http://gw/v1/chat/completions", {}, b"{}", {}),
-        response=ReceivedResponse(status=200, headers={}, raw=b"{}"),
+        # A well-formed answer, so the implicit shape check (harness/checks/shape.py) has nothing to say.
+        response=ReceivedResponse(status=200, headers={"content-type": "application/json"}, raw=ANSWER),
         upstream=calls,
     )
 
