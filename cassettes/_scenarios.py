@@ -393,10 +393,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         blocks=["text"],
     ),
     "openai/logprobs": recordable(
-        # The scenario vocabulary checks the answer's kind, not the logprobs themselves: review them in the diff.
         gpt(user("Say hello in one short sentence."), logprobs=True, top_logprobs=2),
         stop_reason="stop",
         blocks=["text"],
+        logprobs=True,
     ),
     **_errors(
         "openai",

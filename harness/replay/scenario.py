@@ -55,6 +55,7 @@ EXPECT_KEYS = frozenset(
         "fields",
         "usage_fields",
         "text_deltas",
+        "logprobs",
         "status",
         "error_type",
     }
@@ -178,6 +179,20 @@ def _text_deltas(it: Interaction) -> int:
     return count
 
 
+def _has_logprobs(it: Interaction) -> bool:
+    """An OpenAI-compatible answer (or any chunk of its stream) carries token logprobs (`logprobs.content`)."""
+    if it.response.is_sse:
+        documents = [p.json for p in views.stream_view(it.response.body).payloads if p.is_object]
+    else:
+        body = views.parse_json(it.response.body)
+        documents = [body.value] if body.ok else []
+    for document in documents:
+        for choice in views.as_object(document).get("choices") or []:
+            if isinstance(choice, dict) and views.as_object(choice.get("logprobs")).get("content"):
+                return True
+    return False
+
+
 def _delta_content(choice: Any) -> bool:
     return bool(views.as_object(views.as_object(choice).get("delta")).get("content"))
 
@@ -202,6 +217,8 @@ def problems(expect: Mapping[str, Any], it: Interaction) -> list[str]:
         missing = [f for f in expect["usage_fields"] if f not in summary.usage_fields]
         if missing:
             out.append(f"usage fields: {', '.join(missing)} missing")
+    if expect.get("logprobs") is True and not _has_logprobs(it):
+        out.append("logprobs: none in the answer")
     if "text_deltas" in expect and it.response.is_sse:
         out.extend(_bound("text deltas", _text_deltas(it), expect["text_deltas"]))
     answer = answers.summarize(_served(it)) if 200 <= it.response.status < 300 else None
