@@ -12,15 +12,16 @@ from harness.report.live import text_table
 def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
     """A plain-text table per profile and area: pass, fail, warn, flaky, n/a, harness errors, xfail (+ live
     coverage, notes on failures that share a cause, known failures)."""
+    width = max([10, *(len(profile_label(doc)) for doc in documents)])
     header = (
-        f"{'profile':<10} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'flaky':>5} {'n/a':>5} "
+        f"{'profile':<{width}} {'area':<14} {'pass':>5} {'fail':>5} {'warn':>5} {'flaky':>5} {'n/a':>5} "
         f"{'error':>6} {'xfail':>6}"
     )
     lines = [header, "-" * len(header)]
     for doc in documents:
         for area, c in [*area_rows(doc), ("(all)", doc["totals"])]:
             lines.append(
-                f"{doc['profile']['name']:<10} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
+                f"{profile_label(doc):<{width}} {area:<14} {c.get('PASS', 0):>5} {c.get('FAIL', 0):>5} "
                 f"{c.get('WARN', 0):>5} {c.get('FLAKY', 0):>5} {c.get('NOT_APPLICABLE', 0):>5} "
                 f"{c.get('HARNESS_ERROR', 0):>6} {c.get('XFAIL', 0):>6}"
             )
@@ -31,6 +32,15 @@ def summarize(documents: Sequence[Mapping[str, Any]]) -> str:
     if known:
         lines += ["", "known failures (XFAIL, from the expectations file):", *known]
     return "\n".join(lines) + text_table(documents)
+
+
+def profile_label(document: Mapping[str, Any]) -> str:
+    """The profile's name, and the gateway profile it ran on when a catalog runs on several (`openai@lyrouter`:
+    the embedded reference gateway serves profile openai in each of its own profiles)."""
+    name = str(document["profile"]["name"])
+    description = str((document.get("target") or {}).get("description") or "")
+    _, found, gateway = description.rpartition(", profile ")
+    return f"{name}@{gateway}" if found and gateway else name
 
 
 def known_failures(documents: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -448,3 +448,24 @@ def test_junit_xml_carries_rule_properties(pytester: pytest.Pytester, replay: Re
         assert props["rule_id"] == "ezat/test/refuse-n"
         assert props["level"] == "MUST" and props["profile"] == "ezat" and props["outcome"] == "PASS"
         assert props["section"] == "Ignored and refused fields"
+
+
+def test_a_catalog_run_on_several_gateway_profiles_is_labelled_by_each() -> None:
+    """certify runs profile openai on the reference gateway in each of its profiles: three tables, told apart."""
+    from harness.report.text import profile_label
+
+    doc = {
+        "profile": {"name": "openai"},
+        "target": {"description": "reference gateway (embedded), profile relay"},
+    }
+    assert profile_label(doc) == "openai@relay"
+    assert (
+        profile_label(
+            {"profile": {"name": "ezat"}, "target": {"description": "reference gateway (embedded)"}}
+        )
+        == "ezat"
+    )
+    assert (
+        profile_label({"profile": {"name": "ezat"}, "target": {"description": "http://127.0.0.1:8080/v1"}})
+        == "ezat"
+    )
