@@ -20,6 +20,9 @@ from typing import Any
 
 import httpx
 
+# The same fake Anthropic answer the peer benchmark serves (run from benchmarks/, so it is importable).
+from bench_peers import MESSAGE
+
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
 from reference_gateway.models import load_catalog
@@ -28,19 +31,6 @@ from reference_gateway.upstream import UpstreamSettings
 
 KEY = "sk-bench"
 MODEL = "anthropic/claude-sonnet-5-5"
-TEXT = "The quick brown fox jumps over the lazy dog. " * 8
-MESSAGE = json.dumps(
-    {
-        "id": "msg_bench",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-5-5",
-        "content": [{"type": "text", "text": TEXT}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 20, "output_tokens": 80},
-    }
-).encode()
 
 
 def _sse(payload: dict[str, Any]) -> bytes:
