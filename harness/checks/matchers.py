@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -248,10 +249,23 @@ def _compare(key: str, expected: Any, value: Any, violation: Any) -> Iterator[Vi
         yield violation({key: expected}, value, f"not greater than {expected}")
 
 
+_INLINE: dict[str, jsonschema.Draft202012Validator] = {}  # a rule's inline schema, checked and built once
+_INLINE_LOCK = threading.Lock()
+
+
+def _inline_validator(schema: Any) -> jsonschema.Draft202012Validator:
+    key = json.dumps(schema, sort_keys=True, default=str)
+    with _INLINE_LOCK:
+        built = _INLINE.get(key)
+        if built is None:
+            jsonschema.Draft202012Validator.check_schema(schema)
+            built = _INLINE[key] = jsonschema.Draft202012Validator(schema)
+    return built
+
+
 def _schema(schema: Any, value: Any, violation: Any) -> Iterator[Violation]:
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-        validator = jsonschema.Draft202012Validator(schema)
+        validator = _inline_validator(schema)
         errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError) as exc:
         yield violation({"schema": schema}, value, f"bad inline schema in the rule: {exc}")

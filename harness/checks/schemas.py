@@ -7,6 +7,7 @@ here, and it never changes what a check returns.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -20,11 +21,19 @@ from harness.paths import schema_path
 MAX_ERRORS = 20  # per document: one broken chunk shape repeated 500 times helps nobody
 
 
-@cache
+_BUILDING = threading.Lock()  # rules run on several threads: one builds a validator, the others wait for it
+
+
 def validator(name: str) -> jsonschema.Draft202012Validator:
     """The validator for a wire schema; FileNotFoundError / ValueError when it is missing or broken."""
+    with _BUILDING:
+        return _validator(name)
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
+    # Package data, checked against its metaschema by the test suite (test_shipped_json_schemas_are_valid).
     return jsonschema.Draft202012Validator(schema)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -58,10 +59,13 @@ def _chat_endpoint(exchange: Exchange) -> bool:
     return path.endswith("/chat/completions")
 
 
+_BUILDING = threading.Lock()  # rules run on several threads: one builds a validator, the others wait for it
+
+
 def _violations(name: str, document: Any, where: str, lenient: bool) -> Iterator[Violation]:
-    errors = sorted(
-        _validator(name, lenient).iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path]
-    )
+    with _BUILDING:
+        validator = _validator(name, lenient)
+    errors = sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors[:MAX_ERRORS]:
         path = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
         best = jsonschema.exceptions.best_match(error.context) if error.context else error

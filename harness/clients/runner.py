@@ -143,7 +143,7 @@ def run_profile(target: Target, drivers: Sequence[Driver], catalog: Catalog) -> 
     """The results document of every client in this profile (before expectations are applied)."""
     from harness import __version__
     from harness.outcomes import count_outcomes
-    from harness.replay import ReplayClient
+    from harness.replay.client import ReplayClient
 
     started = time.time()
     results: list[dict[str, Any]] = []

@@ -111,7 +111,7 @@ class UpstreamTap:
 def tapped_replay(port: int = 0) -> Iterator[tuple[str, UpstreamTap]]:
     """The replay upstream (as certify serves it) behind an `UpstreamTap`."""
     from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
+    from harness.replay.server import ReplayServer
 
     server = ReplayServer(cassettes_dir(), port=port)
     tap = UpstreamTap(server.app)

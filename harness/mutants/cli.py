@@ -196,7 +196,7 @@ def rig(
     from harness.engine.target import KEEPALIVE_SILENCE_DEFAULT
     from harness.orchestrate.embedded import embedded, reference_gateway
     from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
+    from harness.replay.server import ReplayServer
 
     book = ClientBook()
     with contextlib.ExitStack() as stack:

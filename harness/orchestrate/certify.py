@@ -4,9 +4,11 @@ reference gateway), write the reports and say the verdict. cli.py parses the arg
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,9 +16,9 @@ from typing import Any
 
 from harness.errors import ConfigError, HarnessFailure
 from harness.orchestrate import child
-from harness.orchestrate.child import Run, replay_for_target, rerun_line, run_pytest
+from harness.orchestrate.child import OUTPUT_FILE, Run, replay_for_target, rerun_line, run_pytest
 from harness.orchestrate.config import RunConfig
-from harness.orchestrate.embedded import embedded, reference_gateway
+from harness.orchestrate.embedded import GatewayProcess, embedded
 from harness.outcomes import KEY_ENV, exit_code
 
 VERDICT_LINE = {
@@ -197,44 +199,82 @@ def certify_embedded(
     extra: Sequence[str],
     fuzz_examples: int = 0,
 ) -> list[dict[str, Any]]:
-    """Certify the embedded reference gateway, one profile after the other, over one replay upstream; with
-    `fuzz_examples`, each profile's run also fuzzes the gateway (its `robustness` area)."""
+    """Certify the embedded reference gateway: every catalog at once, each in its own child pytest, over one
+    replay upstream and one gateway process per reference gateway profile (started together, shared by the
+    catalogs it serves: profile openai's run on each). With `fuzz_examples`, each profile's gateway is then
+    fuzzed (its `robustness` area), one after the other, once every catalog is done: the fuzz judges what the
+    replay upstream's tap saw, which must be its own requests only."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from harness.fuzz import tapped_replay
 
     key = "gc-" + secrets.token_hex(16)
-    documents: list[dict[str, Any]] = []
-    with tapped_replay() as (replay_url, tap):
-        tap.enabled = False  # the catalog's bodies need not be kept; only fuzz reads them
-        for profile, gateway in embedded_runs(profiles):
-            declared = embedded(profile, gateway)
-            # A catalog served under another profile (openai) gets a folder per gateway profile.
-            sub = profile if gateway == profile else f"{profile}-{gateway}"
-            with reference_gateway(gateway, replay_url, key, report_dir / sub / "gateway.log") as url:
-                run = Run(
-                    profile=profile,
-                    gateway_url=url,
-                    description="reference gateway (embedded)"
-                    + ("" if gateway == profile else f", profile {gateway}"),
-                    replay_url=replay_url,
-                    features=(*declared.features, *features),
-                    model_map=declared.model_map,
-                    # The reference gateway and replay upstream stop with this run: rerun through certify.
-                    rerun_base=rerun_line(
-                        ["gateway-conformance", "certify", "--profile", profile]
-                        + [a for f in features for a in ("--feature", f)],
-                        extra,
-                    ),
-                )
-                print(
-                    f"certifying the embedded reference gateway{'' if gateway == profile else f' ({gateway})'} "
-                    f"against profile {profile} (replay upstream at {replay_url})",
-                    flush=True,
-                )
-                document = run_pytest(run, report_dir / sub, key, [*declared.plugin_args(), *extra])
-                if fuzz_examples and gateway == profile:
-                    document = with_robustness(document, run, key, tap, fuzz_examples, report_dir / profile)
+    pairs = embedded_runs(profiles)
+    with tapped_replay() as (replay_url, tap), contextlib.ExitStack() as stack:
+        tap.enabled = False  # the catalogs' bodies need not be kept; only fuzz reads them
+        gateways = {}
+        for gateway in dict.fromkeys(g for _, g in pairs):
+            process = GatewayProcess(gateway, replay_url, key, report_dir / gateway / "gateway.log").start()
+            stack.callback(process.stop)
+            gateways[gateway] = process
+        urls = {gateway: process.wait_healthy() for gateway, process in gateways.items()}
+        runs = [_embedded_run(p, g, urls[g], replay_url, features, extra) for p, g in pairs]
+        print(
+            f"certifying the embedded reference gateway ({', '.join(gateways)}): {len(runs)} catalog runs at "
+            f"once, replay upstream at {replay_url}",
+            flush=True,
+        )
+        with ThreadPoolExecutor(max_workers=len(runs) or 1) as pool:
+            futures = [
+                pool.submit(run_pytest, run, report_dir / sub, key, args, capture=True)
+                for run, sub, args in runs
+            ]
+            documents = []
+            for (run, sub, _args), future in zip(runs, futures, strict=True):
+                document = future.result()  # in catalog order; a failed run raises here, the others finish
+                print(f"\n{_run_title(run)}", flush=True)
+                sys.stdout.write((report_dir / sub / OUTPUT_FILE).read_text(encoding="utf-8"))
+                sys.stdout.flush()
                 documents.append(document)
+        if fuzz_examples:
+            for i, ((profile, gateway), (run, _sub, _args)) in enumerate(zip(pairs, runs, strict=True)):
+                if gateway == profile:
+                    documents[i] = with_robustness(
+                        documents[i], run, key, tap, fuzz_examples, report_dir / profile
+                    )
     return documents
+
+
+def _embedded_run(
+    profile: str, gateway: str, url: str, replay_url: str, features: Sequence[str], extra: Sequence[str]
+) -> tuple[Run, str, list[str]]:
+    """The catalog `profile` on the reference gateway in profile `gateway`: the run, its report folder (one
+    per gateway profile for a catalog served under another's: openai-ezat, …) and its child's arguments."""
+    declared = embedded(profile, gateway)
+    run = Run(
+        profile=profile,
+        gateway_url=url,
+        description="reference gateway (embedded)" + ("" if gateway == profile else f", profile {gateway}"),
+        replay_url=replay_url,
+        features=(*declared.features, *features),
+        model_map=declared.model_map,
+        # The reference gateway and replay upstream stop with this run: rerun through certify.
+        rerun_base=rerun_line(
+            ["gateway-conformance", "certify", "--profile", profile]
+            + [a for f in features for a in ("--feature", f)],
+            extra,
+        ),
+    )
+    sub = profile if gateway == profile else f"{profile}-{gateway}"
+    return run, sub, [*declared.plugin_args(), *extra]
+
+
+def _run_title(run: Run) -> str:
+    gateway = run.description.partition(", profile ")[2]
+    return (
+        f"certified the embedded reference gateway{f' ({gateway})' if gateway else ''} against profile "
+        f"{run.profile} (replay upstream at {run.replay_url})"
+    )
 
 
 def embedded_runs(profiles: Sequence[str]) -> list[tuple[str, str]]:

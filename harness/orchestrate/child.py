@@ -31,8 +31,15 @@ class Run:
     rerun_base: str | None = None  # what a rule's rerun line starts with, when the run's servers stop with it
 
 
-def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -> dict[str, Any]:
-    """Run one profile's catalog with the plugin in a child pytest; return its results document."""
+OUTPUT_FILE = "pytest-output.txt"  # a captured child's terminal output, in its run's folder
+
+
+def run_pytest(
+    run: Run, out_dir: Path, key: str | None, extra: Sequence[str], *, capture: bool = False
+) -> dict[str, Any]:
+    """Run one profile's catalog with the plugin in a child pytest; return its results document. With
+    `capture`, the child's terminal output goes to OUTPUT_FILE in `out_dir` instead of this terminal (runs
+    side by side must not interleave their progress lines)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ini = out_dir / "pytest.ini"
     # An empty ini of our own: the user's (or this repo's) pytest configuration must not leak in.
@@ -48,6 +55,14 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
         str(out_dir),
         "-p",
         "no:cacheprovider",
+        # Only this plugin (and xdist when asked for workers): the child must not start every pytest plugin
+        # installed beside it (client libraries bring their own, seconds of import), nor rewrite asserts.
+        *_plugins(extra),
+        # Nor collect garbage five times over at the end (pytest's unraisable-exception cleanup): a catalog
+        # run's heap holds every exchange, so that alone is most of a second.
+        "-p",
+        "no:unraisableexception",
+        "--assert=plain",
         "-q",
         "--no-header",
         "-rN",
@@ -76,11 +91,14 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
         cmd += ["--rerun-base", run.rerun_base]
     cmd += list(extra)
     env = dict(os.environ)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env.pop(KEY_ENV, None)
     if key:
         env[KEY_ENV] = key
     # stderr is read here: a configuration error is the child's one line, not "pytest could not run".
-    proc = subprocess.run(cmd, env=env, check=False, stderr=subprocess.PIPE)
+    with contextlib.ExitStack() as stack:
+        stdout = stack.enter_context((out_dir / OUTPUT_FILE).open("wb")) if capture else None
+        proc = subprocess.run(cmd, env=env, check=False, stdout=stdout, stderr=subprocess.PIPE)
     stderr = proc.stderr.decode("utf-8", errors="replace")
     usage = child_usage_error(proc.returncode, stderr)
     if usage is not None:
@@ -98,6 +116,11 @@ def run_pytest(run: Run, out_dir: Path, key: str | None, extra: Sequence[str]) -
     document["target"]["description"] = run.description
     results.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return document
+
+
+def _plugins(extra: Sequence[str]) -> list[str]:
+    workers = "-n" in extra or any(a.startswith(("--numprocesses", "-n")) for a in extra)
+    return ["-p", "harness.plugin", *(["-p", "xdist.plugin"] if workers else [])]
 
 
 def child_usage_error(returncode: int, stderr: str) -> str | None:
@@ -181,7 +204,7 @@ def replay_upstream(port: int | None = None, url: str | None = None) -> Iterator
         yield url.rstrip("/")
         return
     from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
+    from harness.replay.server import ReplayServer
 
     server = ReplayServer(cassettes_dir(), port=port or 0)
     try:

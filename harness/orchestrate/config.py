@@ -38,6 +38,7 @@ class RunConfig:
     specs_dir: str | None = None
     rerun_base: str | None = None
     repeat: int = 1
+    concurrency: int | None = None
     max_requests: int | None = None
     report_json: str | None = None
 
@@ -72,8 +73,17 @@ class RunConfig:
             raise ConfigError("--rule-timeout must be positive")
         if self.repeat < 1 or (self.max_requests is not None and self.max_requests < 0):
             raise ConfigError("--repeat must be at least 1 and --max-requests not negative")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
         if (self.repeat != 1 or self.max_requests is not None) and self.upstream != "live":
             raise ConfigError("--repeat and --max-requests apply to --upstream live only")
+
+    def workers(self) -> int:
+        """Rules in flight at once: as given, else 8 against the replay upstream (loopback, cheap) and 4 live
+        (a hosted vendor's rate limits are not ours to find)."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 4 if self.upstream == "live" else 8
 
     def key(self) -> str | None:
         """The gateway key: given, or from the environment."""

@@ -198,6 +198,18 @@ OPTIONS: tuple[Option, ...] = (
         "plugin",
     ),
     Option(
+        ("--concurrency",),
+        {
+            "metavar": "N",
+            "type": int,
+            "default": None,
+            "help": "rules in flight at once, the ones that wait on a clock (upstream pauses, timeouts, slow "
+            "downloads) started first; results are still reported in rule order (default 8 with the replay "
+            "upstream, 4 live; 1 runs one rule at a time). Under pytest-xdist each worker runs one at a time.",
+        },
+        "forward",
+    ),
+    Option(
         ("--repeat",),
         {
             "metavar": "K",

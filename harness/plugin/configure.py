@@ -21,6 +21,7 @@ def configure(config: pytest.Config) -> None:
     if not config.getoption("gateway_url", None):
         return
     from harness.engine.target import Target
+    from harness.orchestrate.config import RunConfig
     from harness.paths import specs_root
     from harness.plugin.session import ConformanceRun
     from harness.plugin.state import STATE_KEY
@@ -57,6 +58,8 @@ def configure(config: pytest.Config) -> None:
         rerun_base=_rerun_base(config),
         replay_server=server,
         expectations=expectations,
+        # xdist's workers each run their share one rule at a time: the workers are the concurrency there.
+        workers=1 if is_worker(config) else RunConfig.from_options(opt).workers(),
     )
     if not is_worker(config):
         try:
@@ -100,7 +103,7 @@ def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
             "--replay-url URL (one you run with `gateway-conformance serve-upstream`); or use --upstream live."
         )
     from harness.paths import cassettes_dir
-    from harness.replay import ReplayServer
+    from harness.replay.server import ReplayServer
 
     try:
         server = ReplayServer(cassettes_dir(), port=opt.replay_port)

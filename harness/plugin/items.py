@@ -68,7 +68,8 @@ class RuleItem(pytest.Item):
         if budget:
             outcome = Outcome(self.rule.id, self.variant, "SKIP", reason=budget)
         else:
-            outcome = run_rule(self.rule, self.variant, state.target, state.http(), state.replay())
+            ahead = state.ahead.take(self.nodeid) if state.ahead is not None else None
+            outcome = ahead or self.run()
         self.stash[OUTCOME_KEY] = outcome
         expectation = state.expectations.find(self.rule.id, self.variant) if state.expectations else None
         final = apply(outcome.outcome, expectation)
@@ -90,6 +91,11 @@ class RuleItem(pytest.Item):
             )
         if final in ("FAIL", "HARNESS_ERROR"):
             raise RuleFailure(failure_text(self.rule, outcome, self.rerun_command()))
+
+    def run(self) -> Outcome:
+        """Run and judge this rule variant (here, or ahead of pytest's loop on a thread)."""
+        state: SessionState = self.config.stash[STATE_KEY]
+        return run_rule(self.rule, self.variant, state.target, state.http(), state.replay())
 
     def rerun_command(self) -> str:
         state: SessionState = self.config.stash[STATE_KEY]

@@ -69,6 +69,33 @@ class ConformanceRun:
 
             announce(self.state, session.config)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        """With --concurrency above 1, every rule variant starts ahead of pytest's loop, the ones that wait on
+        a clock first (harness/engine/ahead.py); the loop reports them in order as they finish."""
+        from harness.plugin.items import RuleItem
+
+        runnable = [
+            item
+            for item in session.items
+            if isinstance(item, RuleItem) and not getattr(item, "over_budget", None)
+        ]
+        if self.state.workers > 1 and len(runnable) > 1 and not session.config.option.collectonly:
+            from harness.engine.ahead import RunAhead, expected_wait
+
+            self.state.ahead = RunAhead(self.state.workers)
+            self.state.ahead.start(
+                (item.nodeid, expected_wait(item.rule, item.variant, self.state.target), item.run)
+                for item in runnable
+            )
+        try:
+            return (yield)
+        finally:
+            if self.state.ahead is not None:
+                self.state.ahead.close()
+                self.state.ahead = None
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown when xdist is not loaded
     def pytest_configure_node(self, node: Any) -> None:  # xdist: hand the replay URL to workers
         node.workerinput["gc_replay_url"] = self.state.target.replay_url
 

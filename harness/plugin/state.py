@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 if TYPE_CHECKING:  # the heavy imports happen only when a conformance run is active
     import httpx
 
+    from harness.engine.ahead import RunAhead
     from harness.engine.target import Target
     from harness.replay.client import ReplayClient
     from harness.spec import Profile
@@ -34,23 +36,27 @@ class SessionState:
     expectations: Any = None  # harness.expectations.Expectations
     expectation_problems: list[str] = field(default_factory=list)
     specs_root: Path | None = None  # where the profile's catalog lives (--specs-dir or the bundled specs/)
+    workers: int = 1  # rules in flight at once (--concurrency); 1: each runs when pytest reaches it
+    ahead: RunAhead | None = None  # the rules running ahead of pytest's loop (harness/plugin/session.py)
 
     def http(self) -> httpx.Client:
-        if self._http is None:
-            import httpx
+        with _CLIENTS:  # rules running ahead on threads share one client (and its connection pool)
+            if self._http is None:
+                import httpx
 
-            # No environment proxies: the gateway and the replay upstream are where the user said.
-            self._http = httpx.Client(trust_env=False, follow_redirects=False)
-        return self._http
+                # No environment proxies: the gateway and the replay upstream are where the user said.
+                self._http = httpx.Client(trust_env=False, follow_redirects=False)
+            return self._http
 
     def replay(self) -> ReplayClient | None:
         if self.target.replay_url is None:
             return None
-        if self._replay is None:
-            from harness.replay.client import ReplayClient
+        with _CLIENTS:
+            if self._replay is None:
+                from harness.replay.client import ReplayClient
 
-            self._replay = ReplayClient(self.target.replay_url)
-        return self._replay
+                self._replay = ReplayClient(self.target.replay_url)
+            return self._replay
 
     def rerun_command(self, rule_id: str) -> str:
         return f"{self.rerun_base} --rule {shlex.quote(rule_id)}"
@@ -65,6 +71,7 @@ class SessionState:
 
 
 STATE_KEY = pytest.StashKey[SessionState]()
+_CLIENTS = threading.Lock()
 
 
 def is_worker(config: pytest.Config) -> bool:

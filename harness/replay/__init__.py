@@ -27,25 +27,7 @@ Loopback file server under `/__gc/files/` (the harness's `${images_url}`), built
   redirect-to?url=<url>                     one 302 to any URL (redirect-to-private-address rules)
   big.png                                   a valid PNG header padded to 10 MiB + 1 byte
   slow.png?delay=S                          tiny.png, first byte after S seconds (default 20)
+
+Nothing is re-exported here: importing `harness.replay.client` (all a catalog run with `--replay-url` needs)
+must not load the server, Starlette and vcrpy.
 """
-
-from __future__ import annotations
-
-from harness.replay.app import build_app
-from harness.replay.client import ReplayClient, ReplayError
-from harness.replay.plan import Answer, Plan, plan_answer, split_events
-from harness.replay.server import ReplayServer
-from harness.replay.state import ReplayConfigError, ReplayState
-
-__all__ = [
-    "Answer",
-    "Plan",
-    "ReplayClient",
-    "ReplayConfigError",
-    "ReplayError",
-    "ReplayServer",
-    "ReplayState",
-    "build_app",
-    "plan_answer",
-    "split_events",
-]

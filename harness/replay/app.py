@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -70,7 +70,15 @@ class ReplayEndpoints:
         """A provider endpoint: find the case by marker, record the call, answer with its plan."""
         state, path = self.state, request.url.path
         kind = endpoint_kind(path)
-        body = await request.body()
+        try:
+            body = await request.body()
+        except (
+            ClientDisconnect
+        ):  # the gateway gave up while still sending (its own timeout): nobody to answer
+            state.diagnose(
+                "disconnected", "the gateway closed the connection while sending its request", path, b""
+            )
+            return Response(status_code=499)
         if kind is None or request.method != "POST":
             state.diagnose("unknown-path", f"{request.method} {path} is not an upstream endpoint", path, body)
             msg = f"gateway-conformance replay: no upstream endpoint {request.method} {path}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -19,18 +18,12 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness.errors import HarnessError
+from harness.replay.matching import parse_json_body, stream_flag
 
 CASSETTE_FORMAT_VERSION = 1
 
 
 # Here, beside the recorded request that reads it, so matching.py depends on the cassette and not back.
-def stream_flag(body_json: Any, path: str = "") -> bool:
-    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
-    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
-        return True
-    return isinstance(body_json, dict) and body_json.get("stream") is True
-
-
 # Header values that are obviously not credentials. Anything else in a credential header is refused.
 _PLACEHOLDER = re.compile(
     r"^(?:(?:Bearer|Basic)\s+)?(?:<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|REDACTED|redacted|\*+|x+|X+|dummy|test|fake|)$"
@@ -367,16 +360,6 @@ def _body_bytes(raw: Any) -> bytes:
     if isinstance(raw, str):
         return raw.encode("utf-8")
     return b"".join(x if isinstance(x, bytes) else str(x).encode() for x in raw)
-
-
-def parse_json_body(body: bytes) -> Any:
-    """The JSON value of a body, or None when it is empty or not JSON."""
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
 
 
 def _interaction(item: Any, path: Path, index: int) -> Interaction:

@@ -13,7 +13,7 @@ import httpx
 
 from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
-from harness.replay.cassette import parse_json_body
+from harness.replay.matching import parse_json_body
 
 
 class ReplayError(HarnessFailure):
@@ -77,7 +77,12 @@ class ReplayClient:
 
     def _request(self, method: str, path: str, *, expect: tuple[int, ...] = (200,), **kw: Any) -> Any:
         try:
-            resp = self._http.request(method, path, **kw)
+            try:
+                resp = self._http.request(method, path, **kw)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+                # A kept-alive connection the server closed as this request went out (idle keep-alive, a busy
+                # machine): every control call is idempotent (register overwrites), so once more, on a new one.
+                resp = self._http.request(method, path, **kw)
         except httpx.HTTPError as exc:
             raise ReplayError(f"replay upstream at {self.base_url} unreachable: {exc}") from exc
         if resp.status_code not in expect:

@@ -73,6 +73,9 @@ def _config(app: Starlette, *, log_level: str, access_log: bool, log_config: Any
         log_level=log_level,
         access_log=access_log,
         timeout_graceful_shutdown=2,
+        # Gateways and the harness keep connections open between rules; uvicorn's 5 s default closes them in
+        # the pauses of a busy run, and a request sent as one closes is reset.
+        timeout_keep_alive=75,
         server_header=False,  # the served answer is exactly what the cassette and faults say
         date_header=False,
     )

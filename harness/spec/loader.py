@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,9 @@ class SpecError(ConfigError):
 @cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
+    # Package data, checked against its metaschema by the test suite (test_shipped_json_schemas_are_valid):
+    # checking it again in every run costs a quarter of a second per schema.
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
     return cls(schema)  # type: ignore[no-any-return]
 
 
@@ -60,20 +61,33 @@ def _node_at(node: yaml.Node, path: Sequence[Any]) -> yaml.Node:
     return node
 
 
-def _parse(path: Path) -> tuple[Any, yaml.Node | None]:
-    name = str(path)
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _read(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(name, 0, f"cannot read file: {exc}") from exc
+        raise SpecError(str(path), 0, f"cannot read file: {exc}") from exc
+
+
+def _parse(path: Path, text: str | None = None) -> tuple[Any, yaml.Node | None]:
+    name = str(path)
+    if text is None:
+        text = _read(path)
+    # One parse, in libyaml when PyYAML has it (pure Python is ~10x slower, and a catalog is thousands of lines
+    # read by every run): the node tree for line numbers, the data constructed from that same tree.
+    loader = _LOADER(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(exc, "problem", None) or str(exc)
         raise SpecError(name, line, f"invalid YAML: {problem}") from exc
+    finally:
+        loader.dispose()
     return data, node
 
 
@@ -132,10 +146,19 @@ def _capabilities_used(rule: Mapping[str, Any]) -> set[str]:
 
 
 def load_rule_file(path: str | Path) -> RuleFile:
-    """Parse, schema-check and freeze one rule file."""
+    """Parse, schema-check and freeze one rule file.
+
+    A run reads each file more than once (the selection check, the collection, coverage): the result is kept
+    per path and content, so an edited file is read afresh and an unchanged one is not parsed again.
+    """
     path = Path(path)
-    name = str(path)
-    data, node = _parse(path)
+    return _load_rule_file(str(path), _read(path))
+
+
+@lru_cache(maxsize=512)
+def _load_rule_file(name: str, text: str) -> RuleFile:
+    path = Path(name)
+    data, node = _parse(path, text)
     if data is None:
         raise SpecError(name, 1, "empty rule file")
     _validate(name, data, node, "rule")

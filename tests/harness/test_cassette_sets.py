@@ -11,9 +11,9 @@ import pytest
 from harness.checks.upstream import check_upstream
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.paths import cassettes_dir
-from harness.replay import ReplayServer
 from harness.replay.client import ReplayClient
 from harness.replay.matching import endpoint_family
+from harness.replay.server import ReplayServer
 from harness.replay.state import ReplayConfigError, ReplayState
 
 SET = {"anthropic": "anthropic/text-basic", "openai": "openai/text-basic", "gemini": "gemini/text-basic"}

@@ -15,7 +15,7 @@ import yaml
 from harness.cli import main
 from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
 from harness.paths import cassettes_dir
-from harness.replay import ReplayServer
+from harness.replay.server import ReplayServer
 from harness.spec.scaffold import TODO_EXCLUDED, sentences
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 

@@ -19,7 +19,7 @@ from starlette.routing import Route
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path
-from harness.replay import ReplayServer
+from harness.replay.server import ReplayServer
 from harness.replay.sim_app import SimulatorServer
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 

@@ -14,10 +14,10 @@ from harness import paths
 from harness.orchestrate.child import Run, run_pytest
 from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
 from harness.paths import specs_dir
-from harness.replay import ReplayServer
 from harness.replay.cassette import load_cassette
 from harness.replay.record import main
 from harness.replay.scenario import cassette_problems, parse_scenario
+from harness.replay.server import ReplayServer
 from harness.replay.sim_app import SimulatorServer
 from harness.selection import profile_rules
 

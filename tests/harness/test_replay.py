@@ -20,17 +20,11 @@ import openai
 import pytest
 
 from harness.cli import main as cli_main
-from harness.replay import (
-    Answer,
-    ReplayConfigError,
-    ReplayServer,
-    ReplayState,
-    plan_answer,
-    split_events,
-)
 from harness.replay.client import ReplayClient, ReplayError
 from harness.replay.fixtures import BIG_FILE_BYTES
-from harness.replay.state import normalize_marker
+from harness.replay.plan import Answer, plan_answer, split_events
+from harness.replay.server import ReplayServer
+from harness.replay.state import ReplayConfigError, ReplayState, normalize_marker
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 TEXT = "Héllo wörld — 日本語 ✓ 🎉"

@@ -11,8 +11,8 @@ from google import genai
 from google.genai import errors, types
 
 from harness.paths import cassettes_dir
-from harness.replay import ReplayServer
 from harness.replay.client import ReplayClient
+from harness.replay.server import ReplayServer
 
 MODEL = "gemini-2.5-flash"
 

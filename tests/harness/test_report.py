@@ -17,7 +17,7 @@ import pytest
 from harness.cli import main as cli_main
 from harness.outcomes import verdict
 from harness.paths import schema_path
-from harness.replay import ReplayServer
+from harness.replay.server import ReplayServer
 from harness.report import badge_svg, markdown_summary, write_reports
 from harness.report.html import certificate_html
 from harness.report.panes import parse_path

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.paths import specs_dir
-from harness.replay import ReplayServer
+from harness.replay.server import ReplayServer
 from harness.selection import (
     SKIP_DIRS,
     collection_root,

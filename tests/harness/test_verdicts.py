@@ -17,7 +17,7 @@ from harness.errors import ConfigError
 from harness.orchestrate.child import Run, run_pytest
 from harness.orchestrate.preflight import Answer, diagnose
 from harness.outcomes import EXIT_CONFIG
-from harness.replay import ReplayServer
+from harness.replay.server import ReplayServer
 from tests.harness.test_plugin import CASSETTES, RULES
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
