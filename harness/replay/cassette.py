@@ -18,7 +18,7 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness.errors import HarnessError
-from harness.replay.matching import parse_json_body, stream_flag
+from harness.replay.bodies import parse_json_body, stream_flag
 
 CASSETTE_FORMAT_VERSION = 1
 

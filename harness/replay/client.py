@@ -13,7 +13,7 @@ import httpx
 
 from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
-from harness.replay.matching import parse_json_body
+from harness.replay.bodies import parse_json_body
 
 
 class ReplayError(HarnessFailure):

@@ -3,32 +3,16 @@ and, when none matches, a diagnosis of the closest recordings and which matcher 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from harness.replay.bodies import stream_flag
 
 if TYPE_CHECKING:
     from harness.replay.cassette import Cassette, RecordedRequest
 
 EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
-
-
-def stream_flag(body_json: Any, path: str = "") -> bool:
-    """Anthropic and OpenAI say `"stream": true` in the body; Gemini streams by path (`:streamGenerateContent`)."""
-    if path.split("?", 1)[0].endswith(":streamGenerateContent"):
-        return True
-    return isinstance(body_json, dict) and body_json.get("stream") is True
-
-
-def parse_json_body(body: bytes) -> Any:
-    """The JSON value of a body, or None when it is empty or not JSON."""
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
 
 
 def endpoint_kind(path: str) -> EndpointKind | None:

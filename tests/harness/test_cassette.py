@@ -11,6 +11,7 @@ import yaml
 from vcr.serialize import deserialize
 from vcr.serializers import yamlserializer
 
+from harness.replay.bodies import stream_flag
 from harness.replay.cassette import (
     Cassette,
     CassetteError,
@@ -26,7 +27,7 @@ from harness.replay.cassette import (
     scrub_uri,
     write_cassette,
 )
-from harness.replay.matching import endpoint_kind, match, stream_flag
+from harness.replay.matching import endpoint_kind, match
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 # Built by concatenation so that no secret-shaped literal sits in the repository.
