@@ -253,7 +253,8 @@ def rig(
                 event_hooks={"request": [routing.hook]},
             )
         )
-        replay_client = ReplayClient(replay_url)
+        # The replay upstream served here is called directly; one given by URL, over HTTP.
+        replay_client = ReplayClient(replay_url) if args.gateway_url else replay.client()
         stack.callback(replay_client.close)
         yield Rig(target, client, upstream, replay_client, http, routing)
 

@@ -76,13 +76,15 @@ def run_catalog(
 
 
 def first_kill_order(cases: Sequence[Case], hints: Sequence[str]) -> list[Case]:
-    """The hinted rules (globs over rule ids) first, in hint order; then the rest."""
+    """The hinted rules (globs over rule ids) first, in hint order; then the rest. Within each rank the
+    cheapest first: a wave ends when its slowest case does, and a first kill is a kill, whichever rule finds
+    it (`cases` come slowest first, for the full run's threads to finish together)."""
 
-    def rank(case: Case) -> int:
+    def rank(case: Case) -> tuple[int, int]:
         for i, pattern in enumerate(hints):
             if fnmatch.fnmatchcase(case[0].id, pattern):
-                return i
-        return len(hints)
+                return i, _cost(case[0])
+        return len(hints), _cost(case[0])
 
     return sorted(cases, key=rank)
 

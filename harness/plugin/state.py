@@ -52,7 +52,9 @@ class SessionState:
         if self.target.replay_url is None:
             return None
         with _CLIENTS:
-            if self._replay is None:
+            if self._replay is None and self.replay_server is not None:  # served here: called directly
+                self._replay = self.replay_server.client()
+            elif self._replay is None:
                 from harness.replay.client import ReplayClient
 
                 self._replay = ReplayClient(self.target.replay_url)

@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 
 from harness import paths
 from harness.replay.app import build_app
+from harness.replay.client import ReplayClient
 from harness.replay.sending import DeliberateDrop
 from harness.replay.state import ReplayState
 
@@ -157,6 +158,12 @@ class ReplayServer:
         self._server = self._thread = None
         self._port = None
         atexit.unregister(self.stop)
+
+    def client(self) -> ReplayClient:
+        """The harness's side of this server's control API, called in this process (no HTTP round trip)."""
+        from harness.replay.inprocess import InProcessClient
+
+        return InProcessClient(self.state, self.url)
 
     def __enter__(self) -> ReplayServer:
         return self.start()
