@@ -93,6 +93,15 @@ def exchange_once(
     marker = new_marker(rule.id) if rule.request.get("marker", "auto") == "auto" else None
     if replay is not None and marker is not None:
         replay.register(marker, rule.id, upstream_plan(rule.upstream, target))
+    taken = False  # the last look at the case's calls forgets it too (one control call, not two)
+
+    def upstream_calls(last: bool) -> tuple[UpstreamCall, ...] | None:
+        nonlocal taken
+        if replay is None or marker is None:
+            return None
+        taken = last
+        return replay.take(marker) if last else replay.calls(marker)
+
     try:
         with listener_mod.listening(rule.request) as listener:  # `${listener_url}`: the harness's own socket
             rendered = render_request(rule, variant, target, marker)
@@ -102,18 +111,18 @@ def exchange_once(
                     rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
                 )
             response = send(client, rendered, rule_wait(rule, target))
-        upstream = replay.calls(marker) if replay is not None and marker is not None else None
+        upstream = upstream_calls(last=not steps)
         first = _exchange(rule, variant, target, rendered, response, upstream, marker, listener)
         followed = []
-        for step in steps:  # `then`: the first rendered request again, with the step's changes merged in
+        for i, step in enumerate(steps):  # `then`: the first request again, with the step's changes merged in
             time.sleep(float(step.get("delay") or 0))
             headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
             again = dataclasses.replace(rendered, headers=headers, json=body_json, body=encode(body_json))
             answer = send(client, again, rule_wait(rule, target))
-            calls = replay.calls(marker) if replay is not None and marker is not None else None
+            calls = upstream_calls(last=i == len(steps) - 1)
             followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
     finally:
-        if replay is not None and marker is not None:
+        if not taken and replay is not None and marker is not None:
             replay.forget(marker)
     return dataclasses.replace(first, steps=tuple(followed)) if followed else first
 

@@ -63,7 +63,7 @@ def configure(config: pytest.Config) -> None:
     )
     if not is_worker(config):
         try:
-            _probe(replay_url, opt.gateway_url, target.gateway_key, profile.base_path)
+            _probe(replay_url, opt.gateway_url, target.gateway_key, profile.base_path, opt.rule_timeout)
         except pytest.UsageError:
             state.close()
             raise
@@ -147,8 +147,11 @@ def _load_expectations(path: str | None, profile: str) -> Any:
         raise pytest.UsageError(f"--expectations: {exc}") from exc
 
 
-def _probe(replay_url: str | None, gateway_url: str, key: str | None, base_path: str | None) -> None:
-    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not)."""
+def _probe(
+    replay_url: str | None, gateway_url: str, key: str | None, base_path: str | None, rule_timeout: float
+) -> None:
+    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not),
+    waiting no longer than a rule would (--rule-timeout, when it is under the preflight's own 10 s)."""
     from harness.orchestrate.preflight import PreflightError, preflight
     from harness.replay.client import ReplayClient, ReplayError
 
@@ -160,8 +163,10 @@ def _probe(replay_url: str | None, gateway_url: str, key: str | None, base_path:
             raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
         finally:
             probe.close()
+    from harness.orchestrate.preflight import TIMEOUT
+
     try:
-        preflight(gateway_url, key, base_path)
+        preflight(gateway_url, key, base_path, timeout=min(TIMEOUT, rule_timeout))
     except PreflightError as exc:
         raise pytest.UsageError(str(exc)) from exc
 

@@ -1,7 +1,8 @@
 """The replay upstream's ASGI app: provider endpoints answered by case marker, the control API, the files.
 
 Control API (JSON): `POST /__gc/cases` {marker, rule, upstream} → 201; `GET /__gc/calls?marker=M`;
-`DELETE /__gc/cases?marker=M` (no marker: every case); `GET|DELETE /__gc/diagnostics`;
+`DELETE /__gc/cases?marker=M` (no marker: every case; with `&calls=1`, the case's calls are the answer, as
+`GET /__gc/calls` gives them); `GET|DELETE /__gc/diagnostics`;
 `GET /__gc/fetches` (file-server requests); `GET /__gc/health`.
 """
 
@@ -186,8 +187,17 @@ class ReplayEndpoints:
         return JSONResponse(snap)
 
     async def forget(self, request: Request) -> Response:
+        marker = request.query_params.get("marker")
+        if marker and request.query_params.get("calls") == "1":  # take: its calls, and forget it
+            try:
+                snap = self.state.take(marker)
+            except ReplayConfigError as exc:
+                return JSONResponse({"error": str(exc)}, 400)
+            if snap is None:
+                return JSONResponse({"error": f"unknown marker {marker}"}, 404)
+            return JSONResponse(snap)
         try:
-            n = self.state.forget(request.query_params.get("marker"))
+            n = self.state.forget(marker)
         except ReplayConfigError as exc:
             return JSONResponse({"error": str(exc)}, 400)
         return JSONResponse({"deleted": n})

@@ -66,6 +66,13 @@ def call_from_wire(raw: Mapping[str, Any]) -> UpstreamCall:
     )
 
 
+def _calls_of(data: Any, marker: str) -> tuple[UpstreamCall, ...]:
+    try:
+        return tuple(call_from_wire(c) for c in data["calls"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReplayError(f"malformed calls answer for {marker}: {exc}") from exc
+
+
 class ReplayClient:
     def __init__(
         self, base_url: str, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
@@ -102,10 +109,12 @@ class ReplayClient:
 
     def calls(self, marker: str) -> tuple[UpstreamCall, ...]:
         data = self._request("GET", "/__gc/calls", params={"marker": marker})
-        try:
-            return tuple(call_from_wire(c) for c in data["calls"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ReplayError(f"malformed calls answer for {marker}: {exc}") from exc
+        return _calls_of(data, marker)
+
+    def take(self, marker: str) -> tuple[UpstreamCall, ...]:
+        """The case's calls, and the case forgotten: `calls()` then `forget()` in one request."""
+        data = self._request("DELETE", "/__gc/cases", params={"marker": marker, "calls": "1"})
+        return _calls_of(data, marker)
 
     def forget(self, marker: str | None = None) -> None:
         """Forget one case, or every case when `marker` is None."""

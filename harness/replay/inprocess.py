@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from harness.exchange import UpstreamCall
-from harness.replay.client import ReplayClient, ReplayError, _plain, call_from_wire
+from harness.replay.client import ReplayClient, ReplayError, _calls_of, _plain
 from harness.replay.state import ReplayConfigError, ReplayState
 
 
@@ -27,16 +27,19 @@ class InProcessClient(ReplayClient):
             raise ReplayError(f"POST /__gc/cases: HTTP 400: {exc}", 400) from exc
 
     def calls(self, marker: str) -> tuple[UpstreamCall, ...]:
+        return self._calls(marker, self._state.snapshot, "GET /__gc/calls")
+
+    def take(self, marker: str) -> tuple[UpstreamCall, ...]:
+        return self._calls(marker, self._state.take, "DELETE /__gc/cases")
+
+    def _calls(self, marker: str, read: Any, what: str) -> tuple[UpstreamCall, ...]:
         try:
-            snap = self._state.snapshot(marker)
+            snap = read(marker)
         except ReplayConfigError as exc:
-            raise ReplayError(f"GET /__gc/calls: HTTP 400: {exc}", 400) from exc
+            raise ReplayError(f"{what}: HTTP 400: {exc}", 400) from exc
         if snap is None:
-            raise ReplayError(f"GET /__gc/calls: HTTP 404: unknown marker {marker}", 404)
-        try:
-            return tuple(call_from_wire(c) for c in snap["calls"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ReplayError(f"malformed calls answer for {marker}: {exc}") from exc
+            raise ReplayError(f"{what}: HTTP 404: unknown marker {marker}", 404)
+        return _calls_of(snap, marker)
 
     def forget(self, marker: str | None = None) -> None:
         try:

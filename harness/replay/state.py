@@ -173,6 +173,14 @@ class ReplayState:
                 return n
             return 1 if self._cases.pop(normalize_marker(marker), None) else 0
 
+    def take(self, marker: str) -> dict[str, Any] | None:
+        """snapshot() and forget() at once: a rule's last look at its calls (one control call, not two)."""
+        with self._lock:
+            case = self._cases.pop(normalize_marker(marker), None)
+            if case is None:
+                return None
+            return {"marker": case.marker, "rule": case.rule, "calls": [dict(c) for c in case.calls]}
+
     def case(self, marker: str) -> Case | None:
         with self._lock:
             return self._cases.get(normalize_marker(marker))

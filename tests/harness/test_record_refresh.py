@@ -113,8 +113,8 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
                     features=embedded_features(profile),
                 )
                 selection = [a for rule_id in ids for a in ("--rule", rule_id)]
-                # Two workers: the three children are most of this test's time (CI gives it two cores).
-                extra = [*embedded_args(profile), "-n", "2", *selection]
+                # The child runs its rules several at a time (--concurrency): no xdist workers to start.
+                extra = [*embedded_args(profile), *selection]
                 document = run_pytest(run, tmp_path / profile, key, extra)
             totals = document["totals"]
             failed = [
