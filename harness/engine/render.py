@@ -116,17 +116,27 @@ def pad_body(body: Any, size: int) -> bytes:
     missing = size - len(encoded)
     if missing <= 0 or not isinstance(body, Mapping):
         return encoded
+    # The filler goes in as a short token that is then replaced in the encoded bytes: "x" needs no escaping,
+    # so the result is the encoding of the text grown by " " + "x" * (missing - 1), without encoding tens of
+    # megabytes of it (a fifth of a second of CPU per 32 MB body).
+    token = "gc-pad-" + secrets.token_hex(8)
     out = copy.deepcopy(dict(body))
     for message in out.get("messages", []):
         if isinstance(message, dict) and message.get("role") == "user":
             if isinstance(message.get("content"), str):
-                message["content"] += " " + "x" * (missing - 1)
-                return encode(out)
+                message["content"] += " " + token
+                return _fill(encode(out), token, missing - 1)
             for part in message.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "text":
-                    part["text"] += " " + "x" * (missing - 1)
-                    return encode(out)
+                    part["text"] += " " + token
+                    return _fill(encode(out), token, missing - 1)
     raise ValueError("pad_to_bytes needs a user message with text to grow")
+
+
+def _fill(encoded: bytes, token: str, count: int) -> bytes:
+    head, found, tail = encoded.partition(token.encode("ascii"))
+    assert found and token.encode("ascii") not in tail, "the filler token is unique"
+    return b"".join((head, b"x" * count, tail))
 
 
 def gateway_url_for(base: str, path: str) -> str:
