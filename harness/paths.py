@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -34,3 +35,10 @@ def schema_path(name: str) -> Path:
 def specs_root(given: str | Path | None = None) -> Path:
     """The specs dir a run reads: `--specs-dir DIR` when given, else the bundled specs/."""
     return Path(given).resolve() if given else specs_dir()
+
+
+def cache_dir(name: str) -> Path:
+    """This user's cache for `name` (`$GC_CACHE_DIR/name`, default ~/.cache/gateway-conformance/name): things
+    that are slow to make and safe to remake, never an input to a verdict."""
+    given = os.environ.get("GC_CACHE_DIR")
+    return (Path(given) if given else Path.home() / ".cache" / "gateway-conformance") / name

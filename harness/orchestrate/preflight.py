@@ -119,7 +119,9 @@ def preflight(
 ) -> None:
     """Raise PreflightError with a one-line diagnosis when no rule could judge this gateway."""
     check_url(gateway_url)
-    with httpx.Client(trust_env=False, follow_redirects=False) as client:
+    # Plain http needs no CA bundle (loading one is a fifth of a second before the first rule).
+    verify = not gateway_url.startswith("http://")
+    with httpx.Client(trust_env=False, follow_redirects=False, verify=verify) as client:
         answer = probe(client, gateway_url, key, timeout)
     problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path)
     if problem:

@@ -44,8 +44,10 @@ class SessionState:
             if self._http is None:
                 import httpx
 
-                # No environment proxies: the gateway and the replay upstream are where the user said.
-                self._http = httpx.Client(trust_env=False, follow_redirects=False)
+                # No environment proxies: the gateway and the replay upstream are where the user said. Plain
+                # http loads no CA bundle.
+                verify = not self.target.gateway_url.startswith("http://")
+                self._http = httpx.Client(trust_env=False, follow_redirects=False, verify=verify)
             return self._http
 
     def replay(self) -> ReplayClient | None:

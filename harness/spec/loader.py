@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
@@ -12,7 +13,7 @@ import jsonschema
 import yaml
 
 from harness.errors import ConfigError
-from harness.paths import schema_path, specs_dir
+from harness.paths import cache_dir, schema_path, specs_dir
 from harness.spec.model import (
     UPSTREAM_SIDE_EXPECTATIONS,
     Needs,
@@ -42,6 +43,36 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     # checking it again in every run costs a quarter of a second per schema.
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)  # type: ignore[no-any-return]
+
+
+def _validate_once(name: str, text: str, data: Any, node: yaml.Node | None, schema: str) -> None:
+    """_validate, skipped for a file this user's cache has seen pass against the same schema with the same
+    jsonschema: the check is a pure function of the three, and with the rule schema's dynamic references it
+    is most of the second each run spends loading a catalog. Failures are never cached (they are raised)."""
+    key = hashlib.sha256(
+        b"\0".join((_schema_bytes(schema), jsonschema_version().encode(), text.encode("utf-8")))
+    ).hexdigest()
+    stamp = cache_dir("checked-rules") / key
+    if stamp.is_file():
+        return
+    _validate(name, data, node, schema)
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:  # a read-only home: validate every time
+        pass
+
+
+@cache
+def _schema_bytes(name: str) -> bytes:
+    return schema_path(name).read_bytes()
+
+
+@cache
+def jsonschema_version() -> str:
+    from importlib.metadata import version
+
+    return version("jsonschema")
 
 
 def _node_at(node: yaml.Node, path: Sequence[Any]) -> yaml.Node:
@@ -161,7 +192,7 @@ def _load_rule_file(name: str, text: str) -> RuleFile:
     data, node = _parse(path, text)
     if data is None:
         raise SpecError(name, 1, "empty rule file")
-    _validate(name, data, node, "rule")
+    _validate_once(name, text, data, node, "rule")
     defaults = data.get("defaults", {})
     file_source = data["source"]
     rules: list[Rule] = []

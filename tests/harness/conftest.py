@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import httpcore  # noqa: F401
 import pytest
+import yaml  # noqa: F401
+
+# pytester's in-process runs remove from sys.modules what was first imported inside them. Two libraries break
+# when imported again afterwards: PyYAML's C parser (libyaml) keeps the node classes of the first `yaml`
+# ("could not determine a constructor for the tag None"), and httpx maps the httpcore exceptions of the first
+# httpcore only (a refused connection escapes as httpcore.ConnectError). Imported here, before any inner run,
+# both are part of the baseline those runs restore.
 
 
 @pytest.fixture(autouse=True)
