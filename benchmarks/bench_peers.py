@@ -385,6 +385,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-n", type=int, default=400)
     ap.add_argument("--stream-n", type=int, default=60)
     ap.add_argument("--workers", type=int, default=1, help="reference gateway worker processes")
+    ap.add_argument(
+        "--reference-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an extra argument for the reference gateway (repeatable; default none: its default settings, "
+        "e.g. --log-level info)",
+    )
     ap.add_argument("--litellm", default="/work/wt/venv-litellm/bin/litellm")
     ap.add_argument("--portkey", default="/work/wt/portkey")
     ap.add_argument(
@@ -418,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "cores": os.cpu_count(),
         "pinning": bool(shutil.which("taskset")),
+        "reference_args": args.reference_arg,
         "gateways": {},
     }
     skipped: dict[str, str] = {}
@@ -471,8 +480,7 @@ def main(argv: list[str] | None = None) -> int:
                     KEY,
                     "--upstream-key",
                     KEY,
-                    "--log-level",
-                    "warning",
+                    *args.reference_arg,
                     "--workers",
                     str(args.workers),
                 ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -202,12 +203,12 @@ class Upstream:
         mid-stream. Leaving the block closes the upstream connection at once (a client that went away stops the
         upstream request)."""
         async with self.stream_raw(endpoint, body, request_id=request_id, model=model) as events:
-            yield _decoded(events)
+            yield DecodedEvents(events)
 
     @asynccontextmanager
     async def stream_raw(
         self, endpoint: Endpoint, body: Mapping[str, Any], *, request_id: str, model: str
-    ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    ) -> AsyncIterator[SSEEvents]:
         """`stream`, yielding the SSE events undecoded (for answers that are passed through)."""
         read = self._settings.stream_idle_timeout
         request = self._request(endpoint, body, request_id)
@@ -229,7 +230,7 @@ class Upstream:
             if response.status_code != 200:
                 content = await _read_limited(response)
                 raise self._status_error(response.status_code, content, response.headers, model)
-            events = _events(response)
+            events = SSEEvents(response)
             if not self._style.wait_for_first_event:
                 yield events
                 return
@@ -239,7 +240,8 @@ class Upstream:
                 raise self._unreachable() from exc
             except GatewayError as exc:
                 raise (self._timed_out(exc) if exc.status == 504 else self._unreachable()) from exc
-            yield _prepend(first, events)
+            events.unread(first)
+            yield events
         finally:
             await response.aclose()
 
@@ -266,33 +268,76 @@ async def _read_limited(response: httpx.Response) -> bytes:
     return bytes(content)
 
 
-async def _prepend(
-    first: ServerSentEvent, rest: AsyncIterator[ServerSentEvent]
-) -> AsyncIterator[ServerSentEvent]:
-    yield first
-    async for event in rest:
-        yield event
+class SSEEvents:
+    """The SSE events of a streaming response, as an async iterator; `drain()` takes the events already read
+    with the last one (one upstream read often holds many), without I/O, so that the SSE loop handles them
+    without a task and a loop turn per event. A failure of the connection is a `GatewayError`."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._chunks = response.aiter_bytes()
+        self._decoder = SSEDecoder()
+        self._ready: deque[ServerSentEvent] = deque()
+
+    def __aiter__(self) -> SSEEvents:
+        return self
+
+    async def __anext__(self) -> ServerSentEvent:
+        while not self._ready:
+            try:
+                chunk = await self._chunks.__anext__()
+            except httpx.TimeoutException as exc:
+                raise GatewayError(
+                    504,
+                    "The upstream provider stopped sending the stream.",
+                    type="server_error",
+                    code="timeout",
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise server_error("The connection to the upstream provider was lost.") from exc
+            self._ready.extend(self._decoder.feed(chunk))
+        return self._ready.popleft()
+
+    def drain(self, limit: int) -> list[ServerSentEvent]:
+        """Up to `limit` events already decoded (none needs a read)."""
+        ready = self._ready
+        return [ready.popleft() for _ in range(min(limit, len(ready)))]
+
+    def unread(self, event: ServerSentEvent) -> None:
+        """Put an event read ahead back in front (LYRouter reads the first before the stream is served)."""
+        self._ready.appendleft(event)
 
 
-async def _decoded(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[Mapping[str, Any]]:
-    async for sse in events:
-        try:
-            event = fastjson.loads(sse.data)  # once per upstream event: the hot path of a stream
-        except ValueError as exc:
-            raise server_error("The upstream provider sent a malformed stream event.") from exc
-        if isinstance(event, dict):
-            yield event
+class DecodedEvents:
+    """`SSEEvents` whose events are decoded JSON objects (other JSON values are skipped); a malformed event is
+    a `GatewayError`, raised in its turn (after the events before it, `drain` included)."""
+
+    def __init__(self, events: SSEEvents) -> None:
+        self._events = events
+
+    def __aiter__(self) -> DecodedEvents:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        while True:
+            event = _decode(await self._events.__anext__())
+            if isinstance(event, dict):
+                return event
+
+    def drain(self, limit: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for sse in self._events.drain(limit):
+            try:
+                event = _decode(sse)
+            except GatewayError:
+                self._events.unread(sse)  # `__anext__` raises it in its turn
+                break
+            if isinstance(event, dict):
+                out.append(event)
+        return out
 
 
-async def _events(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
-    decoder = SSEDecoder()
+def _decode(sse: ServerSentEvent) -> Any:
     try:
-        async for chunk in response.aiter_bytes():
-            for sse in decoder.feed(chunk):
-                yield sse
-    except httpx.TimeoutException as exc:
-        raise GatewayError(
-            504, "The upstream provider stopped sending the stream.", type="server_error", code="timeout"
-        ) from exc
-    except httpx.HTTPError as exc:
-        raise server_error("The connection to the upstream provider was lost.") from exc
+        return fastjson.loads(sse.data)  # once per upstream event: the hot path of a stream
+    except ValueError as exc:
+        raise server_error("The upstream provider sent a malformed stream event.") from exc
