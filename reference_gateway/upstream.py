@@ -10,14 +10,14 @@ import asyncio
 import json
 import socket
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from reference_gateway import fastjson
+from reference_gateway import fastjson, netio
 from reference_gateway.errors import (
     GatewayError,
     bad_upstream_answer,
@@ -32,6 +32,7 @@ from reference_gateway.jsonorder import canonical_dumps, compact_dumps
 from reference_gateway.translate.stream import ServerSentEvent, SSEDecoder
 
 _MAX_ERROR_BODY = 64 * 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class Upstream:
                 limits=httpx.Limits(max_connections=settings.max_connections, max_keepalive_connections=50),
                 socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             )
+            netio.install(transport)  # asyncio's sockets directly, not through anyio (see netio)
         self._transport = transport
         self._client = httpx.AsyncClient(
             base_url=settings.base_url.rstrip("/"),
@@ -118,6 +120,8 @@ class Upstream:
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
             trust_env=False,
         )
+        self._urls: dict[str, httpx.URL] = {}
+        self._timeout = self._client.timeout.as_dict()
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -146,7 +150,16 @@ class Upstream:
             raise invalid_request(
                 "The request holds a value that cannot be sent as JSON (NaN, infinity or a lone surrogate)."
             ) from exc
-        return self._client.build_request("POST", url, content=content, headers=headers)
+        # The client's own `build_request`, less what these calls never need: parsing and merging the same
+        # URL again on every call (cached per URL), query parameters and the (always empty) cookie jar.
+        target = self._urls.get(url)
+        if target is None:
+            target = self._urls[url] = self._client.build_request("POST", url).url
+        merged = self._client.headers.copy()
+        merged.update(headers)
+        return httpx.Request(
+            "POST", target, content=content, headers=merged, extensions={"timeout": self._timeout}
+        )
 
     # ------------------------------------------------------------------------------------ error boundary
 
@@ -183,7 +196,7 @@ class Upstream:
         limit = self._settings.request_timeout
         request = self._request(endpoint, body, request_id)
         try:
-            response = await asyncio.wait_for(self._roundtrip(request, stream=False), limit)
+            response = await _within(limit, self._roundtrip(request, stream=False))
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
             raise self._timed_out(timeout(limit)) from exc
         except httpx.HTTPError as exc:
@@ -244,6 +257,18 @@ class Upstream:
             yield events
         finally:
             await response.aclose()
+
+
+async def _within(limit: float, call: Awaitable[T]) -> T:
+    """`asyncio.wait_for(call, limit)`: the same TimeoutError, without a task per call where Python has
+    `asyncio.timeout` (3.11)."""
+    if _timeout is None:  # pragma: no cover - Python 3.10
+        return await asyncio.wait_for(call, limit)
+    async with _timeout(limit):
+        return await call
+
+
+_timeout = getattr(asyncio, "timeout", None)
 
 
 def _json_answer(content: bytes) -> dict[str, Any]:
