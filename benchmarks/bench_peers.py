@@ -18,7 +18,9 @@ Measured, each beside the direct call to the upstream in the same run:
 - non-streaming: throughput over 8 keep-alive connections; the median on one connection (added ms);
 - streaming: the first content chunk, timed from the moment the upstream wrote its first content event
   (the event carries the upstream's CLOCK_MONOTONIC time; client and upstream share the host's clock);
-  the whole of a 100-event stream (added ms); the gateway's resident memory across a 10,000-event stream.
+  the whole of a 100-event stream (added ms); the gateway's resident memory across a 10,000-event stream;
+- the gateway's own CPU time (user + system, from /proc, its child processes included) per request of the
+  throughput window and per 100-event stream: on a loaded machine the figure its load changes least.
 
 The fake upstream answers from the request alone: the last user message says `events=N gap_ms=G`.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -229,6 +232,22 @@ def build(host: str, port: int, path: str, body: dict[str, Any], headers: dict[s
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children so far, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    total = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick
+
+
 def rss_kb(pid: int) -> int:
     """Resident memory of a process and its children (kB), from /proc."""
     total = 0
@@ -284,9 +303,14 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
             await c.request(plain)
             done += 1
 
+    cpu_pid = spec.get("cpu_pid")
+    cpu0 = cpu_seconds(cpu_pid) if cpu_pid else 0.0
     t0 = time.perf_counter()
     await asyncio.gather(*(loop(c) for c in conns))
     out["rps"] = done / (time.perf_counter() - t0)
+    if cpu_pid:
+        # The gateway's own CPU per request: what the machine's other load changes least.
+        out["cpu_us_per_request"] = (cpu_seconds(cpu_pid) - cpu0) / done * 1e6
     # streaming: first content chunk after the upstream wrote it
     firsts = []
     for _ in range(spec["stream_n"]):
@@ -305,10 +329,13 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
     # streaming: a whole 100-event stream
     totals = []
     hundred = req(True, 100, 0)
+    cpu0 = cpu_seconds(cpu_pid) if cpu_pid else 0.0
     for _ in range(spec["stream_n"]):
         t = time.perf_counter()
         _s, size = await conn.request(hundred)
         totals.append(time.perf_counter() - t)
+    if cpu_pid:
+        out["cpu_us_per_stream100"] = (cpu_seconds(cpu_pid) - cpu0) / spec["stream_n"] * 1e6
     out["stream100_ms"] = statistics.median(totals) * 1000
     out["stream100_bytes"] = size
     # memory across a 10,000-event stream (the gateway's pid, when given)
@@ -385,7 +412,7 @@ def best_of(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """The best of each figure over the rounds: the highest throughput, the lowest times, the memory measured."""
     best = dict(rounds[0])
     best["rps"] = max(r["rps"] for r in rounds)
-    for key in ("median_ms", "stream100_ms", "first_chunk_ms"):
+    for key in ("median_ms", "stream100_ms", "first_chunk_ms", "cpu_us_per_request", "cpu_us_per_stream100"):
         values = [r[key] for r in rounds if r.get(key) is not None]
         best[key] = min(values) if values else None
     best["rounds"] = len(rounds)
@@ -574,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
                 "path": path,
                 "body": body,
                 "pid": proc.pid,
+                "cpu_pid": proc.pid,
                 "headers": {"Authorization": f"Bearer {KEY}", **extra},
             }
             running.append((name, spec))
@@ -615,14 +643,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"
+
+
 def table(r: dict[str, Any]) -> str:
     d = r["direct"]
     lines = [
         f"cores: {r['cores']} ({'gateway pinned to core 1, upstream and client to core 0' if r['pinning'] else 'not pinned'})",
         "",
-        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | RSS kB before → @1k → @9k → after a 10,000-event stream |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        f"| direct | {d['rps']:.0f} | 1.00 | {d['median_ms']:.2f} | — | {d['first_chunk_ms']:.2f} | — | {d['stream100_ms']:.2f} | — | — |",
+        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | gateway CPU µs / request | / 100-event stream | RSS kB before → @1k → @9k → after a 10,000-event stream |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| direct | {d['rps']:.0f} | 1.00 | {d['median_ms']:.2f} | — | {d['first_chunk_ms']:.2f} | — | {d['stream100_ms']:.2f} | — | — | — | — |",
     ]
     for name, g in r["gateways"].items():
         rss = g.get("rss_kb", {})
@@ -633,12 +665,17 @@ def table(r: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {g['rps']:.0f} | {g['rps'] / d['rps']:.2f} | {g['median_ms']:.2f} "
             f"| +{g['median_ms'] - d['median_ms']:.2f} | {first_text} | {first_added} "
-            f"| {g['stream100_ms']:.2f} | +{g['stream100_ms'] - d['stream100_ms']:.2f} | {mem} |"
+            f"| {g['stream100_ms']:.2f} | +{g['stream100_ms'] - d['stream100_ms']:.2f} "
+            f"| {_num(g.get('cpu_us_per_request'))} | {_num(g.get('cpu_us_per_stream100'))} | {mem} |"
         )
     ref = r["gateways"].get("reference")
     for peer in ("portkey", "litellm"):
         if ref and peer in r["gateways"]:
-            lines.append(f"\nreference / {peer} throughput: {ref['rps'] / r['gateways'][peer]['rps']:.2f}x")
+            other = r["gateways"][peer]
+            line = f"\nreference / {peer} throughput: {ref['rps'] / other['rps']:.2f}x"
+            if ref.get("cpu_us_per_request") and other.get("cpu_us_per_request"):
+                line += f"; {peer} / reference CPU per request: {other['cpu_us_per_request'] / ref['cpu_us_per_request']:.2f}x"
+            lines.append(line)
     for name, why in r.get("skipped", {}).items():
         lines.append(f"\nskipped {name}: {why}")
     return "\n".join(lines)
