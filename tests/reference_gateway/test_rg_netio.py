@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import socket
+import ssl
 import struct
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpcore
@@ -187,5 +191,76 @@ def test_httpx_over_the_backend_keeps_the_connection() -> None:
         server.should_exit = True
         await task
         assert len(clients) == 3 and len(set(clients)) == 1  # one connection, kept alive
+
+    run(body)
+
+
+@pytest.mark.skipif(
+    shutil.which("openssl") is None, reason="needs the openssl command for a test certificate"
+)
+def test_https_over_the_backend(tmp_path: Path) -> None:
+    """TLS (`start_tls`): answers and streams over https, and a certificate that fails verification is a
+    ConnectError, as with httpx's own backend."""
+    import uvicorn
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    names = "subjectAltName=DNS:localhost,IP:127.0.0.1"
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+    ]
+    subprocess.run(
+        [*command, "-addext", names, "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        data = b""
+        while True:
+            message = await receive()
+            data += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for i in range(3):
+            await send({"type": "http.response.body", "body": b"%d:" % i + data[:5], "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def body() -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="off", ssl_certfile=str(cert), ssl_keyfile=str(key)
+        )
+        server = uvicorn.Server(config)
+        task = asyncio.ensure_future(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        transport = httpx.AsyncHTTPTransport(verify=ssl.create_default_context(cafile=str(cert)))
+        assert netio.install(transport)
+        async with httpx.AsyncClient(transport=transport) as client:
+            response = await client.post(f"https://127.0.0.1:{port}/", content=b"hello" * 20_000)
+            assert response.content == b"0:hello1:hello2:hello"
+            async with client.stream("POST", f"https://localhost:{port}/", content=b"abc") as streamed:
+                assert [chunk async for chunk in streamed.aiter_bytes()] == [b"0:abc", b"1:abc", b"2:abc"]
+        untrusted = httpx.AsyncHTTPTransport()
+        assert netio.install(untrusted)
+        async with httpx.AsyncClient(transport=untrusted) as client:
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await client.get(f"https://127.0.0.1:{port}/")
+        server.should_exit = True
+        await task
 
     run(body)
