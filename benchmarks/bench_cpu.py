@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 # The same fake Anthropic answer the peer benchmark serves (run from benchmarks/, so it is importable).
-from bench_peers import MESSAGE
+from fake_upstream import MESSAGE
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing

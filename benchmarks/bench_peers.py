@@ -1,7 +1,13 @@
 """The reference gateway beside its peers, on one fake Anthropic upstream, as ratios to the direct call.
 
-    python3 benchmarks/bench_peers.py [--seconds 5] [--json benchmarks/results/peers.json]
+    python3 benchmarks/bench_peers.py [--seconds 5] [--rounds 3] [--json benchmarks/results/peers.json]
         [--litellm /work/wt/venv-litellm/bin/litellm] [--portkey /work/wt/portkey] [--workers 1]
+        [--reference-arg=--log-level --reference-arg=warning]
+
+The reference gateway runs at its default settings (log level `info`: one line per request) unless
+`--reference-arg` says otherwise. Every gateway is started first and runs throughout; the direct call and the
+gateways then take `--rounds` turns in a rotating order, and each figure is the best of its rounds (on a
+shared machine the least disturbed; every round is kept in the JSON under `rounds`).
 
 Three kinds of process, each on its own: the fake upstream (`--serve-upstream`), each gateway under test
 (the reference gateway; LiteLLM's proxy and Portkey's gateway when installed), and the load client
@@ -12,7 +18,9 @@ Measured, each beside the direct call to the upstream in the same run:
 - non-streaming: throughput over 8 keep-alive connections; the median on one connection (added ms);
 - streaming: the first content chunk, timed from the moment the upstream wrote its first content event
   (the event carries the upstream's CLOCK_MONOTONIC time; client and upstream share the host's clock);
-  the whole of a 100-event stream (added ms); the gateway's resident memory across a 10,000-event stream.
+  the whole of a 100-event stream (added ms); the gateway's resident memory across a 10,000-event stream;
+- the gateway's own CPU time (user + system, from /proc, its child processes included) per request of the
+  throughput window and per 100-event stream: on a loaded machine the figure its load changes least.
 
 The fake upstream answers from the request alone: the last user message says `events=N gap_ms=G`.
 """
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -35,124 +44,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+# Run as a script from anywhere: its own folder first, for the fake upstream (also read by bench_cpu.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_upstream import serve_upstream
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-bench"
 MODEL = "anthropic/claude-sonnet-5-5"
-TEXT = "The quick brown fox jumps over the lazy dog. " * 8
-
-# --- the fake upstream ---------------------------------------------------------------------------------
-
-
-def _sse(kind: str, payload: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
-
-
-MESSAGE = json.dumps(
-    {
-        "id": "msg_bench",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-5-5",
-        "content": [{"type": "text", "text": TEXT}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 20, "output_tokens": 80},
-    }
-).encode()
-START = _sse(
-    "message_start",
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_bench",
-            "type": "message",
-            "role": "assistant",
-            "content": [],
-            "model": "claude-sonnet-5-5",
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 20, "output_tokens": 1},
-        },
-    },
-) + _sse(
-    "content_block_start",
-    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-)
-END = (
-    _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-    + _sse(
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-            "usage": {"output_tokens": 80},
-        },
-    )
-    + _sse("message_stop", {"type": "message_stop"})
-)
-DELTA = _sse(
-    "content_block_delta",
-    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "word "}},
-)
-PARAMS = re.compile(rb"events=(\d+) gap_ms=(\d+)")
-
-
-async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            else:
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    if b'"stream":true' not in body.replace(b" ", b""):
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(MESSAGE)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": MESSAGE})
-        return
-    m = PARAMS.search(body)
-    events, gap = (int(m.group(1)), int(m.group(2))) if m else (20, 0)
-    await send(
-        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
-    )
-    await send({"type": "http.response.body", "body": START, "more_body": True})
-    if gap:
-        await asyncio.sleep(gap / 1000)
-    # The first content event carries the time it was written (monotonic ns, shared by the host's processes).
-    stamp = _sse(
-        "content_block_delta",
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "text_delta", "text": f"t={time.monotonic_ns()} "},
-        },
-    )
-    await send({"type": "http.response.body", "body": stamp, "more_body": True})
-    if gap:
-        await asyncio.sleep(gap / 1000)
-    left = events - 1
-    while left > 0:
-        n = min(left, 50)
-        await send({"type": "http.response.body", "body": DELTA * n, "more_body": True})
-        left -= n
-    await send({"type": "http.response.body", "body": END, "more_body": False})
-
-
-def serve_upstream(port_file: str) -> None:
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    Path(port_file).write_text(str(sock.getsockname()[1]))
-    uvicorn.Server(uvicorn.Config(upstream_app, log_level="warning", access_log=False)).run(sockets=[sock])
-
 
 # --- the load client: raw HTTP/1.1 keep-alive ---------------------------------------------------------
 
@@ -223,6 +121,22 @@ def build(host: str, port: int, path: str, body: dict[str, Any], headers: dict[s
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children so far, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    total = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick
+
+
 def rss_kb(pid: int) -> int:
     """Resident memory of a process and its children (kB), from /proc."""
     total = 0
@@ -278,9 +192,14 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
             await c.request(plain)
             done += 1
 
+    cpu_pid = spec.get("cpu_pid")
+    cpu0 = cpu_seconds(cpu_pid) if cpu_pid else 0.0
     t0 = time.perf_counter()
     await asyncio.gather(*(loop(c) for c in conns))
     out["rps"] = done / (time.perf_counter() - t0)
+    if cpu_pid:
+        # The gateway's own CPU per request: what the machine's other load changes least.
+        out["cpu_us_per_request"] = (cpu_seconds(cpu_pid) - cpu0) / done * 1e6
     # streaming: first content chunk after the upstream wrote it
     firsts = []
     for _ in range(spec["stream_n"]):
@@ -299,10 +218,13 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
     # streaming: a whole 100-event stream
     totals = []
     hundred = req(True, 100, 0)
+    cpu0 = cpu_seconds(cpu_pid) if cpu_pid else 0.0
     for _ in range(spec["stream_n"]):
         t = time.perf_counter()
         _s, size = await conn.request(hundred)
         totals.append(time.perf_counter() - t)
+    if cpu_pid:
+        out["cpu_us_per_stream100"] = (cpu_seconds(cpu_pid) - cpu0) / spec["stream_n"] * 1e6
     out["stream100_ms"] = statistics.median(totals) * 1000
     out["stream100_bytes"] = size
     # memory across a 10,000-event stream (the gateway's pid, when given)
@@ -375,6 +297,17 @@ def run_client(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def best_of(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The best of each figure over the rounds: the highest throughput, the lowest times, the memory measured."""
+    best = dict(rounds[0])
+    best["rps"] = max(r["rps"] for r in rounds)
+    for key in ("median_ms", "stream100_ms", "first_chunk_ms", "cpu_us_per_request", "cpu_us_per_stream100"):
+        values = [r[key] for r in rounds if r.get(key) is not None]
+        best[key] = min(values) if values else None
+    best["rounds"] = len(rounds)
+    return best
+
+
 def chat_body() -> dict[str, Any]:
     return {"model": MODEL, "max_tokens": 200, "messages": [{"role": "user", "content": "hi"}]}
 
@@ -385,6 +318,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-n", type=int, default=400)
     ap.add_argument("--stream-n", type=int, default=60)
     ap.add_argument("--workers", type=int, default=1, help="reference gateway worker processes")
+    ap.add_argument("--rounds", type=int, default=3, help="turns each gateway (and the direct call) takes")
+    ap.add_argument(
+        "--reference-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an extra argument for the reference gateway (repeatable; default none: its default settings, "
+        "e.g. --log-level info)",
+    )
     ap.add_argument("--litellm", default="/work/wt/venv-litellm/bin/litellm")
     ap.add_argument("--portkey", default="/work/wt/portkey")
     ap.add_argument(
@@ -418,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "cores": os.cpu_count(),
         "pinning": bool(shutil.which("taskset")),
+        "reference_args": args.reference_arg,
         "gateways": {},
     }
     skipped: dict[str, str] = {}
@@ -450,8 +393,6 @@ def main(argv: list[str] | None = None) -> int:
             "latency_n": args.latency_n,
             "stream_n": args.stream_n,
         }
-        print("direct call to the fake upstream ...", flush=True)
-        results["direct"] = run_client(direct)
         gateways = []
         gport = free_port()
         gateways.append(
@@ -471,8 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                     KEY,
                     "--upstream-key",
                     KEY,
-                    "--log-level",
-                    "warning",
+                    *args.reference_arg,
                     "--workers",
                     str(args.workers),
                 ],
@@ -520,10 +460,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             skipped["portkey"] = f"not installed ({start_server} missing or no node)"
+        running: list[tuple[str, dict[str, Any]]] = [("direct", direct)]
         for name, cmd, port, path, model, extra in gateways:
             if args.only and name not in args.only:
                 continue
-            print(f"{name} ...", flush=True)
+            print(f"starting {name} ...", flush=True)
             log = (tmp / f"{name}.log").open("wb")
             proc = subprocess.Popen(
                 pinned(cmd, 1),
@@ -535,24 +476,52 @@ def main(argv: list[str] | None = None) -> int:
             procs.append(proc)
             try:
                 wait_port(port, proc, 120)
-                time.sleep(1.0)
-                body = chat_body()
-                body["model"] = model
-                spec = {
-                    **direct,
-                    "port": port,
-                    "path": path,
-                    "body": body,
-                    "pid": proc.pid,
-                    "headers": {"Authorization": f"Bearer {KEY}", **extra},
-                }
-                results["gateways"][name] = run_client(spec)
             except RuntimeError as exc:
                 skipped[name] = (
                     f"failed: {exc}; log tail: {(tmp / f'{name}.log').read_text(errors='replace')[-600:]}"
                 )
-            finally:
                 stop(proc)
+                continue
+            body = chat_body()
+            body["model"] = model
+            spec = {
+                **direct,
+                "port": port,
+                "path": path,
+                "body": body,
+                "pid": proc.pid,
+                "cpu_pid": proc.pid,
+                "headers": {"Authorization": f"Bearer {KEY}", **extra},
+            }
+            running.append((name, spec))
+        time.sleep(1.0)
+        # Every gateway runs for the whole benchmark (an idle one costs nothing); the rounds take turns, in a
+        # rotating order, so that a change in the machine's load falls on each alike; each figure is the
+        # best of the rounds (the least disturbed).
+        rounds: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in running}
+        for index in range(args.rounds):
+            shift = index % len(running)
+            for name, spec in running[shift:] + running[:shift]:
+                if name in skipped:
+                    continue
+                print(f"round {index + 1}: {name} ...", flush=True)
+                if index > 0:  # the 10,000-event memory stream once
+                    spec = {k: v for k, v in spec.items() if k != "pid"}
+                try:
+                    rounds[name].append(run_client(spec))
+                except RuntimeError as exc:
+                    log_tail = (
+                        (tmp / f"{name}.log").read_text(errors="replace")[-600:] if name != "direct" else ""
+                    )
+                    skipped[name] = f"failed: {exc}; log tail: {log_tail}"
+        for name, measured in rounds.items():
+            if name in skipped or not measured:
+                continue
+            if name == "direct":
+                results["direct"] = best_of(measured)
+            else:
+                results["gateways"][name] = best_of(measured)
+        results["rounds"] = rounds
     finally:
         for p in procs:
             stop(p)
@@ -563,14 +532,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"
+
+
 def table(r: dict[str, Any]) -> str:
     d = r["direct"]
     lines = [
         f"cores: {r['cores']} ({'gateway pinned to core 1, upstream and client to core 0' if r['pinning'] else 'not pinned'})",
         "",
-        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | RSS kB before → @1k → @9k → after a 10,000-event stream |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        f"| direct | {d['rps']:.0f} | 1.00 | {d['median_ms']:.2f} | — | {d['first_chunk_ms']:.2f} | — | {d['stream100_ms']:.2f} | — | — |",
+        "| | rps, 8 conns | x direct | median ms (1 conn) | added | first chunk ms | added | 100-event stream ms | added | gateway CPU µs / request | / 100-event stream | RSS kB before → @1k → @9k → after a 10,000-event stream |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| direct | {d['rps']:.0f} | 1.00 | {d['median_ms']:.2f} | — | {d['first_chunk_ms']:.2f} | — | {d['stream100_ms']:.2f} | — | — | — | — |",
     ]
     for name, g in r["gateways"].items():
         rss = g.get("rss_kb", {})
@@ -581,12 +554,17 @@ def table(r: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {g['rps']:.0f} | {g['rps'] / d['rps']:.2f} | {g['median_ms']:.2f} "
             f"| +{g['median_ms'] - d['median_ms']:.2f} | {first_text} | {first_added} "
-            f"| {g['stream100_ms']:.2f} | +{g['stream100_ms'] - d['stream100_ms']:.2f} | {mem} |"
+            f"| {g['stream100_ms']:.2f} | +{g['stream100_ms'] - d['stream100_ms']:.2f} "
+            f"| {_num(g.get('cpu_us_per_request'))} | {_num(g.get('cpu_us_per_stream100'))} | {mem} |"
         )
     ref = r["gateways"].get("reference")
     for peer in ("portkey", "litellm"):
         if ref and peer in r["gateways"]:
-            lines.append(f"\nreference / {peer} throughput: {ref['rps'] / r['gateways'][peer]['rps']:.2f}x")
+            other = r["gateways"][peer]
+            line = f"\nreference / {peer} throughput: {ref['rps'] / other['rps']:.2f}x"
+            if ref.get("cpu_us_per_request") and other.get("cpu_us_per_request"):
+                line += f"; {peer} / reference CPU per request: {other['cpu_us_per_request'] / ref['cpu_us_per_request']:.2f}x"
+            lines.append(line)
     for name, why in r.get("skipped", {}).items():
         lines.append(f"\nskipped {name}: {why}")
     return "\n".join(lines)

@@ -33,12 +33,19 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-_LONG_DIGITS = re.compile(r"\d{20}")
+# JSON's digits are ASCII. A run of 20 covers two neighbours among every 10th character (`data[::10]`): that
+# cheap test (a tenth of the text) comes first, the full search only when it passes (once per stream event).
+_PAIR = re.compile(r"[0-9]{2}")
+_LONG_DIGITS = re.compile(r"[0-9]{20}")
+
+
+def _long_digit_run(data: str) -> bool:
+    return _PAIR.search(data[::10]) is not None and _LONG_DIGITS.search(data) is not None
 
 
 def loads(data: str) -> Any:
     """`json.loads(data)`, faster for the documents orjson reads the same."""
-    if orjson is not None and not _LONG_DIGITS.search(data):
+    if orjson is not None and not _long_digit_run(data):
         try:
             return orjson.loads(data)
         except (orjson.JSONDecodeError, TypeError):

@@ -8,7 +8,7 @@ stream has started (at once, or at its first output) is the flow's.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -19,6 +19,7 @@ from reference_gateway.responses import SSE_HEADERS, EventStreamResponse
 from reference_gateway.translate.stream import PING, ChunkSource, Pump, encode
 
 _BATCH = 64  # upstream events whose chunks may share one write to the client
+_END_TURNS = 8  # loop turns the end of a finished stream may take to be read (it needs no I/O when it is)
 
 
 # What the SSE loop drives: upstream events in, bytes for the client out.
@@ -48,7 +49,21 @@ class Encoded:
 def pump_step(pump: StreamPump, task: asyncio.Future[Any], request_id: str) -> list[bytes]:
     """The client's bytes for one finished read of the upstream stream: an event, its end or its failure."""
     try:
-        return pump.feed(task.result())
+        event = task.result()
+    except StopAsyncIteration:
+        return pump.end_of_stream()
+    except GatewayError as error:
+        return pump.fail(error)
+    except Exception as exc:
+        log_unexpected(request_id, exc)
+        return pump.fail(errors.server_error())
+    return pump_event(pump, event, request_id)
+
+
+def pump_event(pump: StreamPump, event: Any, request_id: str) -> list[bytes]:
+    """The client's bytes for one upstream event (a translator that fails ends the stream with an error)."""
+    try:
+        return pump.feed(event)
     except StopAsyncIteration:
         return pump.end_of_stream()
     except GatewayError as error:
@@ -74,6 +89,7 @@ def event_stream(
     async def body() -> AsyncIterator[bytes]:
         loop = asyncio.get_running_loop()
         pending: asyncio.Future[Any] | None = None
+        drain: Callable[[int], list[Any]] | None = getattr(events, "drain", None)
         try:
             if held:
                 yield b"".join(held)
@@ -89,14 +105,23 @@ def event_stream(
                     yield PING
                     continue
                 # The events already read with this one (one upstream read often holds many) are handled before
-                # writing, so that they go out in one write: the next event is given one turn of the loop, which
-                # finishes it only if it needs no more I/O. Nothing waits for more data, and a write holds at
-                # most _BATCH events' chunks.
+                # writing, so that they go out in one write: those the iterator has decoded already are taken
+                # at once (`drain`, no task and no loop turn per event), then the next read is given one turn
+                # of the loop, which finishes it only if it needs no more I/O. Nothing waits for more data, and
+                # a write holds at most _BATCH events' chunks.
                 out: list[bytes] = []
-                for _ in range(_BATCH):
+                count = 0
+                while True:
                     task, pending = pending, None
                     out += pump_step(pump, task, request_id)
-                    if pump.finished:
+                    count += 1
+                    if drain is not None and not pump.finished:
+                        for event in drain(_BATCH - count):
+                            out += pump_event(pump, event, request_id)
+                            count += 1
+                            if pump.finished:
+                                break
+                    if pump.finished or count >= _BATCH:
                         break
                     pending = asyncio.ensure_future(events.__anext__())
                     await asyncio.sleep(0)
@@ -105,6 +130,15 @@ def event_stream(
                 if out:
                     last_write = loop.time()
                     yield b"".join(out)
+            if pending is None:
+                # The upstream's end of the stream (after its last event) is usually read already: reading it,
+                # within a few loop turns and without waiting for the network, lets the upstream connection be
+                # kept for the next call instead of being closed unfinished.
+                pending = asyncio.ensure_future(events.__anext__())
+                for _ in range(_END_TURNS):
+                    if pending.done():
+                        break
+                    await asyncio.sleep(0)
         finally:
             if pending is not None:
                 pending.cancel()

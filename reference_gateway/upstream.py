@@ -9,14 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from reference_gateway import fastjson
+from reference_gateway import fastjson, netio
 from reference_gateway.errors import (
     GatewayError,
     bad_upstream_answer,
@@ -31,6 +32,7 @@ from reference_gateway.jsonorder import canonical_dumps, compact_dumps
 from reference_gateway.translate.stream import ServerSentEvent, SSEDecoder
 
 _MAX_ERROR_BODY = 64 * 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ class Upstream:
                 limits=httpx.Limits(max_connections=settings.max_connections, max_keepalive_connections=50),
                 socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             )
+            netio.install(transport)  # asyncio's sockets directly, not through anyio (see netio)
         self._transport = transport
         self._client = httpx.AsyncClient(
             base_url=settings.base_url.rstrip("/"),
@@ -117,6 +120,8 @@ class Upstream:
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
             trust_env=False,
         )
+        self._urls: dict[str, httpx.URL] = {}
+        self._timeout = self._client.timeout.as_dict()
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -145,7 +150,16 @@ class Upstream:
             raise invalid_request(
                 "The request holds a value that cannot be sent as JSON (NaN, infinity or a lone surrogate)."
             ) from exc
-        return self._client.build_request("POST", url, content=content, headers=headers)
+        # The client's own `build_request`, less what these calls never need: parsing and merging the same
+        # URL again on every call (cached per URL), query parameters and the (always empty) cookie jar.
+        target = self._urls.get(url)
+        if target is None:
+            target = self._urls[url] = self._client.build_request("POST", url).url
+        merged = self._client.headers.copy()
+        merged.update(headers)
+        return httpx.Request(
+            "POST", target, content=content, headers=merged, extensions={"timeout": self._timeout}
+        )
 
     # ------------------------------------------------------------------------------------ error boundary
 
@@ -182,7 +196,7 @@ class Upstream:
         limit = self._settings.request_timeout
         request = self._request(endpoint, body, request_id)
         try:
-            response = await asyncio.wait_for(self._roundtrip(request, stream=False), limit)
+            response = await _within(limit, self._roundtrip(request, stream=False))
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
             raise self._timed_out(timeout(limit)) from exc
         except httpx.HTTPError as exc:
@@ -202,12 +216,12 @@ class Upstream:
         mid-stream. Leaving the block closes the upstream connection at once (a client that went away stops the
         upstream request)."""
         async with self.stream_raw(endpoint, body, request_id=request_id, model=model) as events:
-            yield _decoded(events)
+            yield DecodedEvents(events)
 
     @asynccontextmanager
     async def stream_raw(
         self, endpoint: Endpoint, body: Mapping[str, Any], *, request_id: str, model: str
-    ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    ) -> AsyncIterator[SSEEvents]:
         """`stream`, yielding the SSE events undecoded (for answers that are passed through)."""
         read = self._settings.stream_idle_timeout
         request = self._request(endpoint, body, request_id)
@@ -229,7 +243,7 @@ class Upstream:
             if response.status_code != 200:
                 content = await _read_limited(response)
                 raise self._status_error(response.status_code, content, response.headers, model)
-            events = _events(response)
+            events = SSEEvents(response)
             if not self._style.wait_for_first_event:
                 yield events
                 return
@@ -239,9 +253,22 @@ class Upstream:
                 raise self._unreachable() from exc
             except GatewayError as exc:
                 raise (self._timed_out(exc) if exc.status == 504 else self._unreachable()) from exc
-            yield _prepend(first, events)
+            events.unread(first)
+            yield events
         finally:
             await response.aclose()
+
+
+async def _within(limit: float, call: Awaitable[T]) -> T:
+    """`asyncio.wait_for(call, limit)`: the same TimeoutError, without a task per call where Python has
+    `asyncio.timeout` (3.11)."""
+    if _timeout is None:  # pragma: no cover - Python 3.10
+        return await asyncio.wait_for(call, limit)
+    async with _timeout(limit):
+        return await call
+
+
+_timeout = getattr(asyncio, "timeout", None)
 
 
 def _json_answer(content: bytes) -> dict[str, Any]:
@@ -266,33 +293,76 @@ async def _read_limited(response: httpx.Response) -> bytes:
     return bytes(content)
 
 
-async def _prepend(
-    first: ServerSentEvent, rest: AsyncIterator[ServerSentEvent]
-) -> AsyncIterator[ServerSentEvent]:
-    yield first
-    async for event in rest:
-        yield event
+class SSEEvents:
+    """The SSE events of a streaming response, as an async iterator; `drain()` takes the events already read
+    with the last one (one upstream read often holds many), without I/O, so that the SSE loop handles them
+    without a task and a loop turn per event. A failure of the connection is a `GatewayError`."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._chunks = response.aiter_bytes()
+        self._decoder = SSEDecoder()
+        self._ready: deque[ServerSentEvent] = deque()
+
+    def __aiter__(self) -> SSEEvents:
+        return self
+
+    async def __anext__(self) -> ServerSentEvent:
+        while not self._ready:
+            try:
+                chunk = await self._chunks.__anext__()
+            except httpx.TimeoutException as exc:
+                raise GatewayError(
+                    504,
+                    "The upstream provider stopped sending the stream.",
+                    type="server_error",
+                    code="timeout",
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise server_error("The connection to the upstream provider was lost.") from exc
+            self._ready.extend(self._decoder.feed(chunk))
+        return self._ready.popleft()
+
+    def drain(self, limit: int) -> list[ServerSentEvent]:
+        """Up to `limit` events already decoded (none needs a read)."""
+        ready = self._ready
+        return [ready.popleft() for _ in range(min(limit, len(ready)))]
+
+    def unread(self, event: ServerSentEvent) -> None:
+        """Put an event read ahead back in front (LYRouter reads the first before the stream is served)."""
+        self._ready.appendleft(event)
 
 
-async def _decoded(events: AsyncIterator[ServerSentEvent]) -> AsyncIterator[Mapping[str, Any]]:
-    async for sse in events:
-        try:
-            event = fastjson.loads(sse.data)  # once per upstream event: the hot path of a stream
-        except ValueError as exc:
-            raise server_error("The upstream provider sent a malformed stream event.") from exc
-        if isinstance(event, dict):
-            yield event
+class DecodedEvents:
+    """`SSEEvents` whose events are decoded JSON objects (other JSON values are skipped); a malformed event is
+    a `GatewayError`, raised in its turn (after the events before it, `drain` included)."""
+
+    def __init__(self, events: SSEEvents) -> None:
+        self._events = events
+
+    def __aiter__(self) -> DecodedEvents:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        while True:
+            event = _decode(await self._events.__anext__())
+            if isinstance(event, dict):
+                return event
+
+    def drain(self, limit: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for sse in self._events.drain(limit):
+            try:
+                event = _decode(sse)
+            except GatewayError:
+                self._events.unread(sse)  # `__anext__` raises it in its turn
+                break
+            if isinstance(event, dict):
+                out.append(event)
+        return out
 
 
-async def _events(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
-    decoder = SSEDecoder()
+def _decode(sse: ServerSentEvent) -> Any:
     try:
-        async for chunk in response.aiter_bytes():
-            for sse in decoder.feed(chunk):
-                yield sse
-    except httpx.TimeoutException as exc:
-        raise GatewayError(
-            504, "The upstream provider stopped sending the stream.", type="server_error", code="timeout"
-        ) from exc
-    except httpx.HTTPError as exc:
-        raise server_error("The connection to the upstream provider was lost.") from exc
+        return fastjson.loads(sse.data)  # once per upstream event: the hot path of a stream
+    except ValueError as exc:
+        raise server_error("The upstream provider sent a malformed stream event.") from exc

@@ -39,27 +39,31 @@ class SSEDecoder:
         self._data: list[str] = []
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        self._buffer += chunk
+        # The complete lines of this chunk are decoded and split at once (a `\n` never falls inside a UTF-8
+        # sequence, so this is line-by-line decoding's text); the unfinished last line waits for the next.
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            self._buffer += chunk
+            return []
+        block = bytes(self._buffer) + chunk[:end] if self._buffer else chunk[:end]
+        self._buffer = bytearray(chunk[end + 1 :])
         events: list[ServerSentEvent] = []
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                return events
-            line = bytes(self._buffer[:end]).rstrip(b"\r").decode("utf-8", errors="replace")
-            del self._buffer[: end + 1]
+        for raw in block.decode("utf-8", errors="replace").split("\n"):
+            line = raw.rstrip("\r")
             if not line:
                 if self._data:
                     events.append(ServerSentEvent(self._event, "\n".join(self._data)))
                 self._event, self._data = None, []
-            elif line.startswith(":"):
+            elif line[0] == ":":
                 continue
             else:
                 name, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
+                value = value[1:] if value[:1] == " " else value
                 if name == "event":
                     self._event = value
                 elif name == "data":
                     self._data.append(value)
+        return events
 
 
 class Delta(TypedDict, total=False):

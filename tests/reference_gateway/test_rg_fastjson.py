@@ -53,3 +53,11 @@ def test_loads_refuses_with_the_standard_librarys_error(text: str) -> None:
     with pytest.raises(json.JSONDecodeError) as theirs:
         json.loads(text)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("pad", range(10))
+def test_a_20_digit_integer_at_any_offset_is_the_standard_librarys(pad: int) -> None:
+    # The digit-run filter looks at every 10th character first: the run is found wherever it starts.
+    text = '{"' + "k" * pad + '":12345678901234567890}'
+    assert repr(loads(text)) == repr(json.loads(text))
+    assert isinstance(loads(text)["k" * pad], int)
