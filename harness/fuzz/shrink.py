@@ -44,10 +44,20 @@ class _StillFails(Exception):
     """Raised inside hypothesis for a case that breaks one of the original invariants."""
 
 
-def shrink(generator: Generator, tape: Sequence[int], fails: Callable[[Case], bool]) -> bool:
+class _OutOfTime(BaseException):
+    """Ends hypothesis's run from inside the test (a BaseException: hypothesis does not catch it as a failure)."""
+
+
+def shrink(
+    generator: Generator, tape: Sequence[int], fails: Callable[[Case], bool], *, seconds: float = 60.0
+) -> bool:
     """Shrink the failing case `tape` makes with hypothesis: `fails(case)` sends a case and says whether it breaks
-    the original invariants (and records it: the last recorded is the minimal one). False when hypothesis could not
-    reproduce the failure from the tape (a gateway whose answers change from one request to the next)."""
+    the original invariants (and records it: the last recorded is the smallest so far). After `seconds` the
+    shrinking stops where it is (each try is a request; a failure only one exact body triggers can make
+    hypothesis try thousands). False when hypothesis could not reproduce the failure from the tape (a gateway
+    whose answers change from one request to the next)."""
+    import time
+
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
     from hypothesis import strategies as st
     from hypothesis.errors import HypothesisException
@@ -57,8 +67,11 @@ def shrink(generator: Generator, tape: Sequence[int], fails: Callable[[Case], bo
         return generator.case(DrawSource(draw))
 
     reproduced = [False]
+    stop = time.monotonic() + seconds
 
     def test(case: Case) -> None:
+        if reproduced[0] and time.monotonic() > stop:
+            raise _OutOfTime
         if fails(case):
             reproduced[0] = True
             raise _StillFails
@@ -75,6 +88,6 @@ def shrink(generator: Generator, tape: Sequence[int], fails: Callable[[Case], bo
         report_multiple_bugs=False,
     )(prop)
     # hypothesis ends by replaying the minimal case and raising its error; a flaky gateway makes it raise its own
-    with contextlib.suppress(_StillFails, HypothesisException):
+    with contextlib.suppress(_StillFails, _OutOfTime, HypothesisException):
         prop()
     return reproduced[0]

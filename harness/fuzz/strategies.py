@@ -457,7 +457,7 @@ def content_type(src: Source, models: Sequence[str], *, other_types_refused: boo
     body = _dumps(simple(src, models))
     if src.integer(0, 1) == 0:
         return Case("content-type", body, content_type=None, note="no content-type")
-    value = pick(src, _CONTENT_TYPES) if src.integer(0, 1) == 0 else "x" + text(src, 29, _TOKEN)
+    value = pick(src, _CONTENT_TYPES) if src.integer(0, 1) == 0 else pick(src, _TOKEN) + text(src, 29, _TOKEN)
     if value.split(";")[0].strip().lower() == "application/json":
         value = "text/plain"
     return Case("content-type", body, content_type=value, refused=other_types_refused, note=value)
