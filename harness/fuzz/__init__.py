@@ -205,33 +205,11 @@ def generate_cases(profile: str, models: Sequence[str], *, seed: int, examples: 
 
 
 def _send(client: Any, url: str, key: str | None, case: Any, timeout: float) -> Any:
-    import httpx
-
-    from harness.fuzz.invariants import Answer
-
+    """One case over `client` (a `harness.fuzz.wire.Connection`), answered or not."""
     headers = {"authorization": f"Bearer {key}"} if key else {}
     if case.content_type is not None:
         headers["content-type"] = case.content_type
-    started = time.monotonic()
-    try:
-        with client.stream("POST", url, content=case.body, headers=headers) as response:
-            chunks = []
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                if time.monotonic() - started > timeout:
-                    return Answer(
-                        0, "", b"", time.monotonic() - started, f"still answering after {timeout:g} s"
-                    )
-            return Answer(
-                response.status_code,
-                response.headers.get("content-type", ""),
-                b"".join(chunks),
-                time.monotonic() - started,
-            )
-    except httpx.TimeoutException:
-        return Answer(0, "", b"", time.monotonic() - started, f"no answer within {timeout:g} s")
-    except httpx.HTTPError as exc:
-        return Answer(0, "", b"", time.monotonic() - started, f"the connection failed ({type(exc).__name__})")
+    return client.post(url, case.body, headers, timeout)
 
 
 def curl_repro(url: str, case: Any, spill: Path | None = None) -> str:
@@ -273,6 +251,7 @@ def fuzz_profile(
     from harness.fuzz.invariants import Exchange, check, style_for
     from harness.fuzz.shrink import shrink
     from harness.fuzz.strategies import example_source
+    from harness.fuzz.wire import Connection
 
     style = style_for(profile)
     models = list(models) or _models(profile)
@@ -283,7 +262,7 @@ def fuzz_profile(
     deadline = time.monotonic() + seconds if seconds is not None else None
     failing: list[Failure] = []
 
-    with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+    with Connection(url) as client:
 
         def exchange_of(case: Any) -> tuple[Any, list[Any]]:
             if tap is not None:
@@ -322,7 +301,8 @@ def fuzz_profile(
 
             if not shrink(gen, source.tape, fails):
                 failing[-1].found = f"{where}; unshrunk: hypothesis could not reproduce it"
-        healthy = _health(client, gateway_url, key, models, timeout)
+    with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as plain:
+        healthy = _health(plain, gateway_url, key, models, timeout)
     figures.seconds = time.time() - started
     return ProfileRun(
         profile,
