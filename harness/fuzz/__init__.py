@@ -422,11 +422,21 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from harness.orchestrate.child import profiles_with_rules
         from harness.orchestrate.embedded import reference_gateway
+        from harness.orchestrate.embedded_catalog import gateways_for
 
+        # the reference gateway's own profiles: a catalog it serves under other profiles (openai) has no
+        # gateway profile of its name to start, and its gateways are fuzzed under their own names
+        own = [p for p in profiles_with_rules() if gateways_for(p) == (p,)]
+        foreign = [p for p in args.profile or () if p not in own]
+        if foreign:
+            raise FuzzConfigError(
+                f"the reference gateway has no profile {', '.join(foreign)}; fuzz one of {', '.join(own)}, "
+                "or your gateway with --gateway-url"
+            )
         launch = reference_gateway
         key = secrets.token_urlsafe(24)
         with tapped_replay() as (replay_url, tap):
-            for profile in args.profile or profiles_with_rules():
+            for profile in args.profile or own:
                 log = out_dir / profile / "gateway.log"
                 with launch(profile, replay_url, key, log) as url:
                     run = fuzz_profile(profile, url, key, tap, models=args.model, spill_dir=out_dir, **budget)

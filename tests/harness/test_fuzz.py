@@ -261,3 +261,11 @@ def test_a_gateway_forwarding_refused_bodies_upstream_is_caught_and_shrunk(repla
         run.figures.examples <= 200
         and run.figures.refused_reaching_upstream + run.figures.invalid_upstream_json
     )
+
+
+def test_a_catalog_the_reference_gateway_serves_under_other_profiles_is_not_fuzzed_embedded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `openai` runs on the ezat, lyrouter and relay gateways; there is no reference gateway profile to start
+    assert main(["--profile", "openai", "--examples", "1", "--report-dir", str(tmp_path)]) == 3
+    assert "no profile openai" in capsys.readouterr().err
