@@ -24,10 +24,10 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     c.add_argument(
         "--fuzz-examples",
         type=int,
-        default=40,
+        default=300,  # ~1-2 s a profile on 2 cores (benchmarks/bench_fuzz.py: 150-350 examples/s)
         metavar="N",
         help="embedded run: also send N hostile requests to each profile's gateway (fixed seed; its "
-        "`robustness` area; 0: none; default 40; not with --rule). `gateway-conformance fuzz` runs more.",
+        "`robustness` area; 0: none; default 300; not with --rule). `gateway-conformance fuzz` runs more.",
     )
     c.add_argument(
         "--clients",

@@ -1,4 +1,4 @@
-"""`gateway-conformance fuzz`: hostile requests, generated and shrunk by hypothesis, against a gateway.
+"""`gateway-conformance fuzz`: hostile requests, generated from a seed and shrunk by hypothesis, against a gateway.
 
 Checks what any gateway owes its clients (`invariants.py`): no 5xx for a client's mistake, every error in the
 profile's shape, no hang, still healthy afterwards and — with the replay upstream in front of which the gateway
@@ -20,7 +20,7 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ from harness.errors import ConfigError
 
 EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
 KEY_ENV = "GC_GATEWAY_KEY"
-_BATCH = 250  # examples per hypothesis run; `--seconds` is checked between batches
 
 
 class FuzzConfigError(ConfigError):
@@ -55,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--examples", type=int, default=1000, help="examples per profile (default 1000)")
     parser.add_argument("--seconds", type=float, help="stop a profile after about this many seconds")
     parser.add_argument(
-        "--seed", type=int, default=0, help="hypothesis seed (fixed: the same bodies every run)"
+        "--seed", type=int, default=0, help="the generator's seed (fixed: the same bodies every run)"
     )
     parser.add_argument(
         "--rule-timeout", type=float, default=30.0, help="seconds one request may take (default 30)"
@@ -161,6 +160,7 @@ class Failure:
     exchange: Any
     violations: list[Any]
     curl: str
+    found: str = ""  # which example of which seed, and whether hypothesis shrank it
 
 
 @dataclass
@@ -187,53 +187,29 @@ def _models(profile: str) -> list[str]:
     return sorted({str(m["default"]) for m in models.values() if isinstance(m, dict) and m.get("default")})
 
 
-def _strategy(profile: str, models: Sequence[str]) -> Any:
-    from hypothesis import strategies as st
-
-    from harness.fuzz import strategies as s
+def _generator(profile: str, models: Sequence[str]) -> Any:
     from harness.fuzz.invariants import style_for
+    from harness.fuzz.strategies import generator
 
-    style = style_for(profile)
-    branches = [
-        s.schema_cases(models),
-        s.wrong_types(models),
-        s.hostile(models),
-        s.not_json(models),
-        s.content_types(models, other_types_refused=style.other_content_types_refused),
-    ]
-    if profile in s.REFUSED_FIELDS:
-        branches.append(s.refused_fields(models, s.REFUSED_FIELDS[profile]))
-    return st.one_of(branches)
+    return generator(profile, models, other_types_refused=style_for(profile).other_content_types_refused)
+
+
+def generate_cases(profile: str, models: Sequence[str], *, seed: int, examples: int) -> Iterator[Any]:
+    """The cases a run with `seed` sends, in order (nothing sent): example i is built from its own seeded
+    source, so it does not depend on what the gateway answered before."""
+    from harness.fuzz.strategies import example_source
+
+    gen = _generator(profile, list(models) or _models(profile))
+    for index in range(examples):
+        yield gen.case(example_source(seed, index))
 
 
 def _send(client: Any, url: str, key: str | None, case: Any, timeout: float) -> Any:
-    import httpx
-
-    from harness.fuzz.invariants import Answer
-
+    """One case over `client` (a `harness.fuzz.wire.Connection`), answered or not."""
     headers = {"authorization": f"Bearer {key}"} if key else {}
     if case.content_type is not None:
         headers["content-type"] = case.content_type
-    started = time.monotonic()
-    try:
-        with client.stream("POST", url, content=case.body, headers=headers) as response:
-            chunks = []
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                if time.monotonic() - started > timeout:
-                    return Answer(
-                        0, "", b"", time.monotonic() - started, f"still answering after {timeout:g} s"
-                    )
-            return Answer(
-                response.status_code,
-                response.headers.get("content-type", ""),
-                b"".join(chunks),
-                time.monotonic() - started,
-            )
-    except httpx.TimeoutException:
-        return Answer(0, "", b"", time.monotonic() - started, f"no answer within {timeout:g} s")
-    except httpx.HTTPError as exc:
-        return Answer(0, "", b"", time.monotonic() - started, f"the connection failed ({type(exc).__name__})")
+    return client.post(url, case.body, headers, timeout)
 
 
 def curl_repro(url: str, case: Any, spill: Path | None = None) -> str:
@@ -268,60 +244,65 @@ def fuzz_profile(
     models: Sequence[str] = (),
     spill_dir: Path | None = None,
 ) -> ProfileRun:
+    """Send `examples` generated cases one after the other (each one's upstream requests are told apart by
+    sending nothing else meanwhile); at the first that breaks an invariant, stop and let hypothesis shrink it."""
     import httpx
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-    from hypothesis import seed as hypothesis_seed
 
     from harness.fuzz.invariants import Exchange, check, style_for
+    from harness.fuzz.shrink import shrink
+    from harness.fuzz.strategies import example_source
+    from harness.fuzz.wire import Connection
 
     style = style_for(profile)
     models = list(models) or _models(profile)
-    strategy = _strategy(profile, models)
+    gen = _generator(profile, models)
     url = gateway_url.rstrip("/") + "/chat/completions"
     figures = Figures()
     started = time.time()
     deadline = time.monotonic() + seconds if seconds is not None else None
     failing: list[Failure] = []
 
-    with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+    with Connection(url) as client:
 
-        def one(case: Any) -> None:
+        def exchange_of(case: Any) -> tuple[Any, list[Any]]:
             if tap is not None:
                 tap.take()
             answer = _send(client, url, key, case, timeout)
             upstream = tap.take() if tap is not None else None
             exchange = Exchange(case, answer, upstream)
-            violations = list(check(exchange, style))
-            if not failing:
-                figures.count(exchange, violations)
-            if violations:
-                spill = spill_dir / f"{profile}-repro.body" if spill_dir is not None else None
-                failing.append(Failure(exchange, violations, curl_repro(url, case, spill)))
-                raise AssertionError("; ".join(v.message for v in violations))
+            return exchange, list(check(exchange, style))
 
-        batch = 0
-        while figures.examples < examples and not failing:
+        def record(exchange: Any, violations: list[Any], where: str) -> None:
+            spill = spill_dir / f"{profile}-repro.body" if spill_dir is not None else None
+            failing.append(Failure(exchange, violations, curl_repro(url, exchange.case, spill), where))
+
+        failed: tuple[int, Any, Any, list[Any]] | None = None
+        for index in range(examples):
             if deadline is not None and time.monotonic() > deadline:
                 break
-            prop: Callable[[], None] = given(strategy)(one)  # type: ignore[no-untyped-call]
-            prop = settings(
-                max_examples=min(_BATCH, examples - figures.examples),
-                deadline=None,
-                database=None,
-                derandomize=False,
-                suppress_health_check=list(HealthCheck),
-                verbosity=Verbosity.quiet,
-                report_multiple_bugs=False,
-                phases=[Phase.generate, Phase.shrink],
-            )(prop)
-            prop = hypothesis_seed(seed * 100_003 + batch)(prop)
-            before = figures.examples
-            with contextlib.suppress(AssertionError):
-                prop()
-            if figures.examples == before and not failing:
-                break  # the strategy has nothing new to give
-            batch += 1
-        healthy = _health(client, gateway_url, key, models, timeout)
+            source = example_source(seed, index)
+            exchange, violations = exchange_of(gen.case(source))
+            figures.count(exchange, violations)
+            if violations:
+                failed = (index, source, exchange, violations)
+                break
+        if failed is not None:
+            index, source, exchange, violations = failed
+            where = f"example {index} of seed {seed}"
+            record(exchange, violations, f"{where}, unshrunk")
+            broken = {v.rule_id for v in violations}
+
+            def fails(case: Any) -> bool:
+                again, found = exchange_of(case)
+                if not any(v.rule_id in broken for v in found):
+                    return False  # a different failure: shrinking keeps to the invariant(s) first broken
+                record(again, found, f"{where}, shrunk by hypothesis")
+                return True
+
+            if not shrink(gen, source.tape, fails):
+                failing[-1].found = f"{where}; unshrunk: hypothesis could not reproduce it"
+    with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as plain:
+        healthy = _health(plain, gateway_url, key, models, timeout)
     figures.seconds = time.time() - started
     return ProfileRun(
         profile,
@@ -369,7 +350,7 @@ def _print_failure(run: ProfileRun) -> None:
         return
     case = failure.exchange.case
     print(
-        f"\nFAIL {run.profile}: hypothesis's shrunk minimal example ({case.kind}: {case.note})",
+        f"\nFAIL {run.profile}: hypothesis's shrunk minimal example ({case.kind}: {case.note}; {failure.found})",
         file=sys.stderr,
     )
     for violation in failure.violations:
@@ -441,11 +422,21 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from harness.orchestrate.child import profiles_with_rules
         from harness.orchestrate.embedded import reference_gateway
+        from harness.orchestrate.embedded_catalog import gateways_for
 
+        # the reference gateway's own profiles: a catalog it serves under other profiles (openai) has no
+        # gateway profile of its name to start, and its gateways are fuzzed under their own names
+        own = [p for p in profiles_with_rules() if gateways_for(p) == (p,)]
+        foreign = [p for p in args.profile or () if p not in own]
+        if foreign:
+            raise FuzzConfigError(
+                f"the reference gateway has no profile {', '.join(foreign)}; fuzz one of {', '.join(own)}, "
+                "or your gateway with --gateway-url"
+            )
         launch = reference_gateway
         key = secrets.token_urlsafe(24)
         with tapped_replay() as (replay_url, tap):
-            for profile in args.profile or profiles_with_rules():
+            for profile in args.profile or own:
                 log = out_dir / profile / "gateway.log"
                 with launch(profile, replay_url, key, log) as url:
                     run = fuzz_profile(profile, url, key, tap, models=args.model, spill_dir=out_dir, **budget)

@@ -190,6 +190,7 @@ def test_a_gateway_answering_500_for_client_errors_fails_with_a_shrunk_repro(
     assert code == 1
     err = capsys.readouterr().err
     assert "shrunk minimal example" in err and "robustness/no-5xx-for-client-errors: HTTP 500" in err
+    assert "of seed 3, shrunk by hypothesis" in err  # which example of which seed: rerun with --seed 3
     repro = next(line for line in err.splitlines() if line.strip().startswith("repro: "))
     assert "curl -sS -X POST" in repro and "/v1/chat/completions" in repro
     body_line = next(line for line in err.splitlines() if line.strip().startswith("body: "))
@@ -201,3 +202,70 @@ def test_a_gateway_answering_500_for_client_errors_fails_with_a_shrunk_repro(
     assert (
         outcomes["robustness/upstream-json-valid"] == "SKIP"
     )  # no replay port: the upstream is not observed
+
+
+class ForwardsEverything:
+    """A gateway mutant: it forwards every body to the upstream unread (then answers a 400 envelope), so refused
+    and invalid bodies reach the upstream."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import httpx
+
+        if scope["type"] == "lifespan":
+            from tests.reference_gateway.conftest import answer_lifespan
+
+            await answer_lifespan(receive, send)
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        status, body = 200, {"object": "list", "data": []}
+        if scope["method"] == "POST":
+            async with httpx.AsyncClient(trust_env=False) as client:
+                await client.post(self.upstream + "/v1/messages", content=raw)
+            status = 400
+            body = {"error": {"message": "no", "type": "invalid_request_error", "param": None, "code": None}}
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+def test_a_gateway_forwarding_refused_bodies_upstream_is_caught_and_shrunk(replay: tuple[str, Any]) -> None:
+    replay_url, tap = replay
+    with ServerThread(ForwardsEverything(replay_url)) as server:
+        run = fuzz_profile(
+            "ezat", server.url + "/v1", "k", tap, examples=200, seconds=None, seed=2, timeout=20.0
+        )
+    failure = run.failure
+    assert failure is not None
+    ids = {v.rule_id for v in failure.violations}
+    assert "robustness/refused-before-upstream" in ids, ids
+    # hypothesis shrank whatever refused or invalid body was found first to a few bytes that are not JSON
+    case = failure.exchange.case
+    assert case.kind == "not-json" and len(case.body) <= 4, case
+    assert failure.exchange.upstream_bodies == [case.body]
+    assert "shrunk by hypothesis" in failure.found and "of seed 2" in failure.found
+    assert "curl -sS -X POST" in failure.curl
+    assert (
+        run.figures.examples <= 200
+        and run.figures.refused_reaching_upstream + run.figures.invalid_upstream_json
+    )
+
+
+def test_a_catalog_the_reference_gateway_serves_under_other_profiles_is_not_fuzzed_embedded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `openai` runs on the ezat, lyrouter and relay gateways; there is no reference gateway profile to start
+    assert main(["--profile", "openai", "--examples", "1", "--report-dir", str(tmp_path)]) == 3
+    assert "no profile openai" in capsys.readouterr().err
