@@ -30,6 +30,8 @@ exception class has its place:
     RuleFailure                  a rule variant failed: the gateway's fault, how a pytest item says so
     SimulatorRequestError        a request the simulated provider refuses: answered as that provider's 400
     DeliberateDrop               the replay upstream cutting a connection on purpose (a scripted fault)
+    ShrinkStillFails             inside hypothesis's shrinker: this smaller case still fails (harness.fuzz.shrink)
+    ShrinkOutOfTime              the shrinker's time is up: keep the smallest failure so far (harness.fuzz.shrink)
 
 The runner turns any HarnessError raised while running a rule into HARNESS_ERROR with its message; any
 other exception there is a bug of the suite and is reported as HARNESS_ERROR with its traceback.
@@ -37,7 +39,9 @@ other exception there is a bug of the suite and is reported as HARNESS_ERROR wit
 
 from __future__ import annotations
 
-NOT_HARNESS_ERRORS = frozenset({"RuleFailure", "SimulatorRequestError", "DeliberateDrop"})
+NOT_HARNESS_ERRORS = frozenset(
+    {"RuleFailure", "SimulatorRequestError", "DeliberateDrop", "ShrinkStillFails", "ShrinkOutOfTime"}
+)
 
 
 class HarnessError(Exception):

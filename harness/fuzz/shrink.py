@@ -40,11 +40,11 @@ class _Seeded(ExampleDatabase):
         self._saved.delete(key, value)
 
 
-class _StillFails(Exception):
+class ShrinkStillFails(Exception):
     """Raised inside hypothesis for a case that breaks one of the original invariants."""
 
 
-class _OutOfTime(BaseException):
+class ShrinkOutOfTime(BaseException):
     """Ends hypothesis's run from inside the test (a BaseException: hypothesis does not catch it as a failure)."""
 
 
@@ -71,10 +71,10 @@ def shrink(
 
     def test(case: Case) -> None:
         if reproduced[0] and time.monotonic() > stop:
-            raise _OutOfTime
+            raise ShrinkOutOfTime
         if fails(case):
             reproduced[0] = True
-            raise _StillFails
+            raise ShrinkStillFails
 
     # seed() first: it also clears the database, which the settings applied after it set again
     prop = seed(0)(given(cases())(test))  # the shrinker's own randomness fixed: the same shrink every run
@@ -88,6 +88,6 @@ def shrink(
         report_multiple_bugs=False,
     )(prop)
     # hypothesis ends by replaying the minimal case and raising its error; a flaky gateway makes it raise its own
-    with contextlib.suppress(_StillFails, _OutOfTime, HypothesisException):
+    with contextlib.suppress(ShrinkStillFails, ShrinkOutOfTime, HypothesisException):
         prop()
     return reproduced[0]
