@@ -16,6 +16,7 @@ import hashlib
 import json
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,55 +46,77 @@ class StateStore(Protocol):
 
 
 class SQLiteStore:
-    """One table in a file; every operation is its own short transaction on its own connection (in a thread),
-    so several processes may share the file."""
+    """One table in a file; every operation is its own short transaction (in a worker thread), so several
+    processes may share the file. Each worker thread keeps its connection: opening one per operation was most
+    of a cached answer's cost. WAL with synchronous=NORMAL: a commit survives the gateway process ending (what a
+    restarted gateway replays), only a power cut may lose the last ones."""
 
     def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self._clock = clock
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.closing(self._connect()) as db, db:
+        with contextlib.closing(self._open()) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL)"
             )
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA busy_timeout=30000")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _connect(self) -> sqlite3.Connection:
+        """This thread's connection (used by this thread only; closed by aclose)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = self._open()
+            with self._opened_lock:
+                self._opened.append(db)
         return db
 
     def _get(self, key: str) -> bytes | None:
-        with contextlib.closing(self._connect()) as db:
-            row = db.execute("SELECT value, expires FROM entries WHERE key = ?", (key,)).fetchone()
+        db = self._connect()
+        row = db.execute("SELECT value, expires FROM entries WHERE key = ?", (key,)).fetchone()
         if row is None or row[1] <= self._clock():
             return None
         return bytes(row[0])
 
     def _put(self, key: str, value: bytes, ttl: float) -> None:
         now = self._clock()
-        with contextlib.closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+        db = self._connect()
+        db.execute("BEGIN IMMEDIATE")
+        try:
             db.execute("DELETE FROM entries WHERE expires <= ?", (now,))
             db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", (key, value, now + ttl))
-            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _claim(self, key: str, ttl: float) -> str | None:
         token = secrets.token_hex(16)
         now = self._clock()
-        with contextlib.closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")  # the write lock: one claimer at a time, across processes
+        db = self._connect()
+        db.execute("BEGIN IMMEDIATE")  # the write lock: one claimer at a time, across processes
+        try:
             db.execute("DELETE FROM entries WHERE key = ? AND expires <= ?", (key, now))
             cursor = db.execute(
                 "INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", (key, token.encode(), now + ttl)
             )
             claimed = cursor.rowcount == 1
-            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
         return token if claimed else None
 
     def _release(self, key: str, token: str) -> None:
-        with contextlib.closing(self._connect()) as db:
-            db.execute("DELETE FROM entries WHERE key = ? AND value = ?", (key, token.encode()))
+        self._connect().execute("DELETE FROM entries WHERE key = ? AND value = ?", (key, token.encode()))
 
     async def get(self, key: str) -> bytes | None:
         return await asyncio.to_thread(self._get, key)
@@ -108,7 +131,10 @@ class SQLiteStore:
         await asyncio.to_thread(self._release, key, token)
 
     async def aclose(self) -> None:
-        return None
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
+            db.close()
 
 
 # Delete the claim only while it is still ours (it may have expired and been taken by someone else).
