@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+import orjson
 
 from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
@@ -99,7 +100,7 @@ class ReplayClient:
                 problem = resp.text[:300]
             raise ReplayError(f"{method} {path}: HTTP {resp.status_code}: {problem}", resp.status_code)
         try:
-            return resp.json()
+            return orjson.loads(resp.content)  # a case's calls can carry tens of megabytes of bodies
         except ValueError as exc:
             raise ReplayError(f"{method} {path}: answer is not JSON") from exc
 

@@ -142,6 +142,13 @@ class ReplayState:
             self._cassettes[name] = (mtime, cassette)
         return cassette
 
+    def loaded(self, upstream: Any) -> bool:
+        """Whether every cassette `upstream` names is already in memory (registering it reads no file)."""
+        named = upstream.get("cassette") if isinstance(upstream, dict) else None
+        names = named.values() if isinstance(named, dict) else ([named] if named else [])
+        with self._lock:
+            return all(str(name) in self._cassettes for name in names)
+
     def register(self, marker: str, rule: str, upstream: Any) -> Case:
         key = normalize_marker(marker)
         opts = _validate_upstream(upstream)
