@@ -62,10 +62,17 @@ def _no_case_message(seen: list[str]) -> tuple[str, str]:
     return "unmarked", "the request carries no case marker [gc:<rule>#<nonce>]; was the user text dropped?"
 
 
-def _json(document: dict[str, Any]) -> Response:
-    """A case's calls as JSON, through orjson: they carry the gateway's request bodies (tens of megabytes for
-    the body-limit rules), which the standard encoder takes several times as long to write."""
-    return Response(orjson.dumps(document), media_type="application/json")
+def _case_calls(read: Any, marker: str) -> Response:
+    """A case's calls (`read`: ReplayState.snapshot, or take) as JSON, through orjson: they carry the
+    gateway's request bodies (tens of megabytes for the body-limit rules), which the standard encoder takes
+    several times as long to write."""
+    try:
+        snap = read(marker)
+    except ReplayConfigError as exc:
+        return JSONResponse({"error": str(exc)}, 400)
+    if snap is None:
+        return JSONResponse({"error": f"unknown marker {marker}"}, 404)
+    return Response(orjson.dumps(snap), media_type="application/json")
 
 
 class ReplayEndpoints:
@@ -186,24 +193,12 @@ class ReplayEndpoints:
         marker = request.query_params.get("marker")
         if not marker:
             return JSONResponse({"error": "marker query parameter required"}, 400)
-        try:
-            snap = self.state.snapshot(marker)
-        except ReplayConfigError as exc:
-            return JSONResponse({"error": str(exc)}, 400)
-        if snap is None:
-            return JSONResponse({"error": f"unknown marker {marker}"}, 404)
-        return _json(snap)
+        return _case_calls(self.state.snapshot, marker)
 
     async def forget(self, request: Request) -> Response:
         marker = request.query_params.get("marker")
         if marker and request.query_params.get("calls") == "1":  # take: its calls, and forget it
-            try:
-                snap = self.state.take(marker)
-            except ReplayConfigError as exc:
-                return JSONResponse({"error": str(exc)}, 400)
-            if snap is None:
-                return JSONResponse({"error": f"unknown marker {marker}"}, 404)
-            return _json(snap)
+            return _case_calls(self.state.take, marker)
         try:
             n = self.state.forget(marker)
         except ReplayConfigError as exc:

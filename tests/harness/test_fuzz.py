@@ -142,8 +142,11 @@ def test_reference_gateway_survives_a_bounded_fuzz(
     assert document["totals"]["PASS"] == len(document["results"])
 
 
-class ServerErrorsForClientErrors:
-    """A gateway mutant: OpenAI envelopes, but any body it cannot use is a 500 instead of a 400."""
+class _TinyGateway:
+    """An ASGI gateway mutant for the fuzz tests: reads the whole body, answers `answer()`'s (status, JSON)."""
+
+    async def answer(self, method: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        raise NotImplementedError
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -157,16 +160,7 @@ class ServerErrorsForClientErrors:
             raw += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        status, body = 200, {"object": "list", "data": []}
-        if scope["method"] == "POST":
-            try:
-                parsed = json.loads(raw)
-                usable = isinstance(parsed, dict) and isinstance(parsed.get("messages"), list)
-            except ValueError:
-                usable = False
-            status = 400 if usable else 500
-            kind = "invalid_request_error" if usable else "server_error"
-            body = {"error": {"message": "no", "type": kind, "param": None, "code": None}}
+        status, body = await self.answer(scope["method"], raw)
         await send(
             {
                 "type": "http.response.start",
@@ -175,6 +169,23 @@ class ServerErrorsForClientErrors:
             }
         )
         await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+class ServerErrorsForClientErrors(_TinyGateway):
+    """A gateway mutant: OpenAI envelopes, but any body it cannot use is a 500 instead of a 400."""
+
+    async def answer(self, method: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+        if method != "POST":
+            return 200, {"object": "list", "data": []}
+        try:
+            parsed = json.loads(raw)
+            usable = isinstance(parsed, dict) and isinstance(parsed.get("messages"), list)
+        except ValueError:
+            usable = False
+        kind = "invalid_request_error" if usable else "server_error"
+        return (400 if usable else 500), {
+            "error": {"message": "no", "type": kind, "param": None, "code": None}
+        }
 
 
 def test_a_gateway_answering_500_for_client_errors_fails_with_a_shrunk_repro(
@@ -204,41 +215,21 @@ def test_a_gateway_answering_500_for_client_errors_fails_with_a_shrunk_repro(
     )  # no replay port: the upstream is not observed
 
 
-class ForwardsEverything:
+class ForwardsEverything(_TinyGateway):
     """A gateway mutant: it forwards every body to the upstream unread (then answers a 400 envelope), so refused
     and invalid bodies reach the upstream."""
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def answer(self, method: str, raw: bytes) -> tuple[int, dict[str, Any]]:
         import httpx
 
-        if scope["type"] == "lifespan":
-            from tests.reference_gateway.conftest import answer_lifespan
-
-            await answer_lifespan(receive, send)
-            return
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        status, body = 200, {"object": "list", "data": []}
-        if scope["method"] == "POST":
-            async with httpx.AsyncClient(trust_env=False) as client:
-                await client.post(self.upstream + "/v1/messages", content=raw)
-            status = 400
-            body = {"error": {"message": "no", "type": "invalid_request_error", "param": None, "code": None}}
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+        if method != "POST":
+            return 200, {"object": "list", "data": []}
+        async with httpx.AsyncClient(trust_env=False) as client:
+            await client.post(self.upstream + "/v1/messages", content=raw)
+        return 400, {"error": {"message": "no", "type": "invalid_request_error", "param": None, "code": None}}
 
 
 def test_a_gateway_forwarding_refused_bodies_upstream_is_caught_and_shrunk(replay: tuple[str, Any]) -> None:
