@@ -115,10 +115,29 @@ class RuleItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, RuleFailure):
             return excinfo.value.text
-        return str(super().repr_failure(excinfo, style=style))
+        if isinstance(
+            excinfo.value, pytest.xfail.Exception
+        ):  # pytest asks even for an XFAIL; it shows the reason
+            return str(excinfo.value)
+        try:
+            return str(super().repr_failure(excinfo, style=style))
+        except SystemError:
+            # pytest's traceback formatting parses source with `ast`, and CPython 3.11's AST constructor state is
+            # shared by threads (gh-106905): with rules running ahead on threads it can fail spuriously. The
+            # frames, without their source, are still the account.
+            return _plain_traceback(excinfo.value)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.rule.line - 1 if self.rule.line else None, f"rule {self.name}"
+
+
+def _plain_traceback(exc: BaseException) -> str:
+    """The frames and the exception, read without parsing any source (traceback.extract_tb reads line numbers)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    lines = [f'  File "{f.filename}", line {f.lineno}, in {f.name}' for f in frames]
+    return "\n".join(["Traceback (most recent call last):", *lines, f"{type(exc).__name__}: {exc}"])
 
 
 class ExpectationsCheck(pytest.Item):
