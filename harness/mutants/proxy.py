@@ -118,12 +118,13 @@ class MutatingProxy:
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
+        received = bytearray()  # not bytes +=: a 36 MB upload in 64 KB pieces would be copied ~500 times over
         while True:
             message = await receive()
-            body += message.get("body", b"")
+            received += message.get("body", b"")
             if not message.get("more_body"):
                 break
+        body = bytes(received)
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         routed = next((v for k, v in headers if k == MUTANT_HEADER), None)
         headers = [(k, v) for k, v in headers if k != MUTANT_HEADER]
