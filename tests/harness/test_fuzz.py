@@ -18,7 +18,7 @@ from harness.fuzz.invariants import Answer, Exchange, check, error_shape, json_p
 from harness.fuzz.strategies import Case
 from harness.paths import schema_path
 from reference_gateway.app import create_app
-from tests.reference_gateway.conftest import CLIENT_KEY, ServerThread, gateway_settings
+from tests.reference_gateway.conftest import CLIENT_KEY, ServerThread, gateway_settings, read_request
 
 ENVELOPE = json.dumps(
     {"error": {"message": "m", "type": "invalid_request_error", "param": None, "code": None}}
@@ -154,12 +154,7 @@ class _TinyGateway:
 
             await answer_lifespan(receive, send)
             return
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        raw, _headers = await read_request(scope, receive)
         status, body = await self.answer(scope["method"], raw)
         await send(
             {

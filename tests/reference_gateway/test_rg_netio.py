@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from reference_gateway import netio
+from tests.reference_gateway.conftest import read_request
 
 BACKENDS = [netio.AsyncioBackend, httpcore.AnyIOBackend]  # httpx's own backend: the behaviour to match
 
@@ -226,12 +227,7 @@ def test_https_over_the_backend(tmp_path: Path) -> None:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        data = b""
-        while True:
-            message = await receive()
-            data += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        data, _headers = await read_request(scope, receive)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         for i in range(3):
             await send({"type": "http.response.body", "body": b"%d:" % i + data[:5], "more_body": True})
