@@ -1,294 +1,177 @@
-"""The upstream client's sockets: an httpcore network backend on asyncio's own transports and protocols.
+"""The upstream client's network I/O: httpx's transport interface on aiohttp's client.
 
-httpx's default backend goes through anyio, which costs, on every read and write, a cancel scope, a timeout
-scope and a checkpoint (an extra turn of the event loop); on every call a dictionary of the socket's
-attributes is built to ask whether an idle connection is readable. This backend keeps httpcore (the pool,
-HTTP/1.1 by h11, TLS) and does the same socket work directly, with the same httpcore errors for the same
-failures: a connection lost mid-read is a `ReadError`, a read or write that waits past its timeout a
-`ReadTimeout` or `WriteTimeout`, a refused or unreachable connect a `ConnectError`, one past its timeout a
-`ConnectTimeout`. Bytes already received are read before the end or the error.
+`Upstream` builds `httpx.Request`s and reads `httpx.Response`s (and tests put an `httpx.MockTransport` in its
+place); this transport sends them with aiohttp, whose connection pool and C HTTP parser cost about a fifth of
+the CPU of httpcore's per call (measured in `benchmarks/results/README.md`: 337 µs against 61 µs per call on
+the peer benchmark's upstream), and which is most of what the gateway spends on a request.
 
-One thing is different, on purpose: what httpcore writes is sent when it next reads (or once 64 KB are
-waiting), so that a request's head and body leave in one write, one TCP segment, instead of two.
+What reaches the provider is what the httpx request holds: its headers in its order and its bytes, nothing
+added (aiohttp's automatic headers are skipped; httpx's request already has its Host, Content-Length, Accept,
+Accept-Encoding and User-Agent). What the gateway reads is what httpx's own transport would give: the status,
+the raw headers, the body as it came (not decompressed here: `httpx.Response` decodes a content encoding, as
+with httpx's own transport), and httpx's errors for the same failures — a refused or unreachable connect or a
+certificate that fails verification a `ConnectError`, a connect past its timeout a `ConnectTimeout`, a read
+past its timeout a `ReadTimeout`, a connection that ends before the answer or its body a
+`RemoteProtocolError`, one reset a `ReadError`. The timeouts are the request's own (`extensions["timeout"]`,
+as `httpx.Timeout.as_dict()` gives them): `connect` for a new connection, `read` between two reads (aiohttp
+has no write timeout; `pool` waits for a free connection). Leaving a response before its end closes its
+connection, as with httpx; one read to its end goes back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
-import select
 import ssl
-from collections.abc import Awaitable, Iterable
-from typing import Any, TypeVar, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
-import httpcore
+import aiohttp
+import certifi
+import httpx
+from yarl import URL
 
-T = TypeVar("T")
-
-_READ_HIGH = 256 * 1024  # bytes received and not yet read before the transport stops reading
-_WRITE_COALESCE = 64 * 1024  # bytes written and not yet sent before they are sent without waiting for a read
-
-_Options = Iterable[Any]  # httpcore's SOCKET_OPTION tuples
+# Response heads of up to 64 KiB a line (aiohttp's default is 8 KiB; h11, httpx's parser, allows a 16 KiB head).
+_MAX_LINE = 64 * 1024
+_SKIP_AUTO = frozenset({"Accept", "Accept-Encoding", "User-Agent", "Content-Type"})
 
 
-class _Protocol(asyncio.Protocol):
-    """What the transport delivers, kept until the stream reads it."""
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """An httpx transport sending over one aiohttp session, made on first use on the running loop (the gateway
+    makes its `Upstream`, and so this, in the app's lifespan: one loop for the transport's life)."""
 
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
-        self.eof = False
-        self.lost = False
-        self.error: BaseException | None = None
-        self.paused_reading = False
-        self.paused_writing = False
-        self._waiter: asyncio.Future[None] | None = None
-        self._drained: asyncio.Future[None] | None = None
+    def __init__(
+        self,
+        *,
+        max_connections: int = 200,
+        keepalive_expiry: float = 5.0,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        self._max_connections = max_connections
+        self._keepalive_expiry = keepalive_expiry
+        self._verify = verify
+        self._session: aiohttp.ClientSession | None = None
+        self._timeouts: dict[tuple[Any, ...], aiohttp.ClientTimeout] = {}
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports are not subclasses of asyncio.Transport, only alike.
-        self.transport = cast(asyncio.Transport, transport)
+    def _ssl(self) -> ssl.SSLContext | bool:
+        if isinstance(self._verify, ssl.SSLContext):
+            return self._verify
+        if not self._verify:
+            return False
+        # The CA bundle httpx verifies with by default (certifi's), so that both accept the same certificates.
+        return ssl.create_default_context(cafile=certifi.where())
 
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if len(self.buffer) > _READ_HIGH and not self.paused_reading and self.transport is not None:
-            self.paused_reading = True
-            self.transport.pause_reading()
-        self._wake()
+    def _current(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections,
+                keepalive_timeout=self._keepalive_expiry,
+                ssl=self._ssl(),
+                enable_cleanup_closed=False,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                auto_decompress=False,  # httpx.Response decodes, as over httpx's own transport
+                trust_env=False,
+                max_line_size=_MAX_LINE,
+                max_field_size=_MAX_LINE,
+                skip_auto_headers=_SKIP_AUTO,
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return self._session
 
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        return False  # the transport closes itself
+    def _timeout(self, given: Mapping[str, float | None]) -> aiohttp.ClientTimeout:
+        key = (given.get("connect"), given.get("read"), given.get("pool"))
+        timeout = self._timeouts.get(key)
+        if timeout is None:
+            connect, read, pool = key
+            # aiohttp's `connect` covers waiting for a pooled connection and connecting; `sock_connect` the
+            # connect alone, like httpx's `connect`.
+            whole = None if pool is None or connect is None else pool + connect
+            timeout = aiohttp.ClientTimeout(total=None, connect=whole, sock_connect=connect, sock_read=read)
+            self._timeouts[key] = timeout
+        return timeout
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = True
-        self.error = exc
-        self._wake()
-        self._wake_writer()
-
-    def pause_writing(self) -> None:
-        self.paused_writing = True
-
-    def resume_writing(self) -> None:
-        self.paused_writing = False
-        self._wake_writer()
-
-    @property
-    def readable(self) -> bool:
-        return bool(self.buffer) or self.eof or self.lost
-
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    def _wake_writer(self) -> None:
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
-
-    async def wait_readable(self, timeout: float | None) -> None:
-        self._waiter = asyncio.get_running_loop().create_future()
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        session = self._current()
         try:
-            await _bounded(self._waiter, timeout, httpcore.ReadTimeout)
-        finally:
-            self._waiter = None
-
-    async def wait_drained(self, timeout: float | None) -> None:
-        self._drained = asyncio.get_running_loop().create_future()
+            content = request.content
+        except httpx.RequestNotRead:
+            content = await request.aread()
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         try:
-            await _bounded(self._drained, timeout, httpcore.WriteTimeout)
-        finally:
-            self._drained = None
-
-
-async def _bounded(future: asyncio.Future[None], timeout: float | None, error: type[Exception]) -> None:
-    """Await `future`; past `timeout` seconds, `error` instead (a timer, not a task)."""
-    if timeout is None:
-        await future
-        return
-
-    def expire() -> None:
-        if not future.done():
-            future.set_exception(error(f"timed out after {timeout:g} s"))
-
-    handle = asyncio.get_running_loop().call_later(timeout, expire)
-    try:
-        await future
-    finally:
-        handle.cancel()
-
-
-class AsyncioStream(httpcore.AsyncNetworkStream):
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self._pending: list[bytes] = []
-        self._pending_size = 0
-        self._closed = False
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
-        self._pending, self._pending_size = [], 0
-        # A connection the peer closed takes no more bytes (httpcore ignores a failed request write and reads
-        # the answer, if any, next).
-        if not self._transport.is_closing():
-            self._transport.write(data)
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        self._flush()
-        protocol = self._protocol
-        if self._closed:
-            raise httpcore.ReadError("the connection is closed")
-        if not protocol.readable:
-            await protocol.wait_readable(timeout)
-        buffer = protocol.buffer
-        if buffer:
-            if len(buffer) <= max_bytes:
-                data = bytes(buffer)
-                buffer.clear()
-            else:
-                data = bytes(buffer[:max_bytes])
-                del buffer[:max_bytes]
-            if protocol.paused_reading and len(buffer) <= _READ_HIGH // 2 and not protocol.lost:
-                protocol.paused_reading = False
-                self._transport.resume_reading()
-            return data
-        if protocol.error is not None:
-            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
-        return b""  # the end of the stream
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        protocol = self._protocol
-        if self._closed or protocol.lost or self._transport.is_closing():
-            raise httpcore.WriteError(str(protocol.error or "the connection is closed"))
-        self._pending.append(buffer)
-        self._pending_size += len(buffer)
-        if self._pending_size >= _WRITE_COALESCE:
-            self._flush()
-            if protocol.paused_writing:
-                await protocol.wait_drained(timeout)
-                if protocol.lost:
-                    raise httpcore.WriteError(str(protocol.error or "the connection is closed"))
+            response = await session.request(
+                request.method,
+                URL(str(request.url), encoded=True),
+                headers=headers,
+                data=content or None,
+                allow_redirects=False,
+                timeout=self._timeout(request.extensions.get("timeout", {})),
+            )
+        except _FAILURES as exc:
+            raise _httpx_error(exc, request) from exc
+        return httpx.Response(
+            response.status,
+            headers=list(response.raw_headers),
+            stream=_Body(response, request),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode()},
+            request=request,
+        )
 
     async def aclose(self) -> None:
-        self._closed = True
-        self._pending, self._pending_size = [], 0
-        self._transport.close()
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
 
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        self._flush()
-        loop = asyncio.get_running_loop()
+
+class _Body(httpx.AsyncByteStream):
+    """The body of one answer, as aiohttp reads it."""
+
+    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
+        self._response = response
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        content = self._response.content
         try:
-            transport = await _within(
-                timeout,
-                loop.start_tls(self._transport, self._protocol, ssl_context, server_hostname=server_hostname),
-            )
-        except asyncio.TimeoutError as exc:  # (TimeoutError itself from Python 3.11)
-            await self.aclose()
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except (OSError, ssl.SSLError, ConnectionError) as exc:
-            await self.aclose()
-            raise httpcore.ConnectError(str(exc)) from exc
-        tls = cast(asyncio.Transport, transport)
-        self._protocol.transport = tls
-        return AsyncioStream(tls, self._protocol)
+            while True:
+                chunk = await content.readany()
+                if not chunk:
+                    return
+                yield chunk
+        except _FAILURES as exc:
+            raise _httpx_error(exc, self._request) from exc
 
-    def get_extra_info(self, info: str) -> Any:
-        if info == "ssl_object":
-            return self._transport.get_extra_info("ssl_object")
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        if info == "socket":
-            return self._transport.get_extra_info("socket")
-        if info == "is_readable":
-            # What was delivered already, else what the socket holds that the loop has not delivered yet
-            # (an idle connection the server closed is readable: httpcore then opens another).
-            return self._protocol.readable or _socket_readable(self._transport.get_extra_info("socket"))
-        return None
+    async def aclose(self) -> None:
+        self._response.release()  # to the pool when read to its end, else the connection is closed
 
 
-def _socket_readable(sock: Any) -> bool:
-    fd = -1 if sock is None else sock.fileno()
-    if fd < 0:
-        return True
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
+_FAILURES = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: _Options | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        local = (local_address, 0) if local_address else None
-        try:
-            transport, protocol = await _within(
-                timeout, loop.create_connection(_Protocol, host, port, local_addr=local)
-            )
-        except asyncio.TimeoutError as exc:  # (TimeoutError itself from Python 3.11)
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        _set_options(transport, socket_options)
-        return AsyncioStream(transport, protocol)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: _Options | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            transport, protocol = await _within(timeout, loop.create_unix_connection(_Protocol, path))
-        except asyncio.TimeoutError as exc:  # (TimeoutError itself from Python 3.11)
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        _set_options(transport, socket_options)
-        return AsyncioStream(transport, protocol)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+def _httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
+    """The httpx error httpx's own transport raises for the same failure."""
+    message = str(exc) or type(exc).__name__
+    error: httpx.TransportError
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        error = httpx.ConnectTimeout(message)
+    elif isinstance(exc, aiohttp.SocketTimeoutError):
+        error = httpx.ReadTimeout(message)
+    elif isinstance(exc, aiohttp.ServerTimeoutError | asyncio.TimeoutError):
+        error = httpx.PoolTimeout(message)
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        error = httpx.ConnectError(message)
+    elif isinstance(
+        exc,
+        # the end before the answer or its body; an answer aiohttp's parser refused
+        aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientResponseError,
+    ):
+        error = httpx.RemoteProtocolError(message)
+    elif isinstance(exc, OSError):  # aiohttp's ClientOSError, a reset
+        error = httpx.ReadError(message)
+    else:
+        error = httpx.TransportError(message)
+    error.request = request
+    return error
 
 
-def _set_options(transport: asyncio.BaseTransport, options: _Options | None) -> None:
-    sock = transport.get_extra_info("socket")
-    for option in options or ():
-        if sock is not None:
-            sock.setsockopt(*option)
-
-
-async def _within(timeout: float | None, call: Awaitable[T]) -> T:
-    if timeout is None:
-        return await call
-    return await asyncio.wait_for(call, timeout)
-
-
-def install(transport: Any) -> bool:
-    """Put this backend under an `httpx.AsyncHTTPTransport`'s connection pool (for the connections it opens
-    from now on); False (and nothing changed) if the transport is not built the way this expects."""
-    pool = getattr(transport, "_pool", None)
-    if not isinstance(pool, httpcore.AsyncConnectionPool) or not hasattr(pool, "_network_backend"):
-        return False
-    pool._network_backend = AsyncioBackend()
-    return True
-
-
-__all__ = ["AsyncioBackend", "AsyncioStream", "install"]
+__all__ = ["AiohttpTransport"]

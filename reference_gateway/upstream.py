@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -105,13 +104,9 @@ class Upstream:
         self._style = style or ErrorStyle()
         self._dumps: Callable[[Any], str] = canonical_dumps if self._style.canonical_json else compact_dumps
         if transport is None:
-            # TCP_NODELAY: httpx writes the headers and the body separately; with Nagle's algorithm the body
-            # would wait for the peer's delayed ACK (~40 ms on Linux) on every call.
-            transport = httpx.AsyncHTTPTransport(
-                limits=httpx.Limits(max_connections=settings.max_connections, max_keepalive_connections=50),
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-            )
-            netio.install(transport)  # asyncio's sockets directly, not through anyio (see netio)
+            # aiohttp under httpx's interface (see netio); it sets TCP_NODELAY on its connections, so a
+            # request's body never waits for the peer's delayed ACK.
+            transport = netio.AiohttpTransport(max_connections=settings.max_connections)
         self._transport = transport
         self._client = httpx.AsyncClient(
             base_url=settings.base_url.rstrip("/"),
