@@ -48,22 +48,22 @@ class Encoded:
 
 def pump_step(pump: StreamPump, task: asyncio.Future[Any], request_id: str) -> list[bytes]:
     """The client's bytes for one finished read of the upstream stream: an event, its end or its failure."""
-    try:
-        event = task.result()
-    except StopAsyncIteration:
-        return pump.end_of_stream()
-    except GatewayError as error:
-        return pump.fail(error)
-    except Exception as exc:
-        log_unexpected(request_id, exc)
-        return pump.fail(errors.server_error())
-    return pump_event(pump, event, request_id)
+    return _guarded(pump, request_id, _feed_result, pump, task)
 
 
 def pump_event(pump: StreamPump, event: Any, request_id: str) -> list[bytes]:
     """The client's bytes for one upstream event (a translator that fails ends the stream with an error)."""
+    return _guarded(pump, request_id, pump.feed, event)
+
+
+def _feed_result(pump: StreamPump, task: asyncio.Future[Any]) -> list[bytes]:
+    return pump.feed(task.result())
+
+
+def _guarded(pump: StreamPump, request_id: str, step: Callable[..., list[bytes]], *args: Any) -> list[bytes]:
+    """`step(*args)`, its end of the stream or its failure as the client's bytes."""
     try:
-        return pump.feed(event)
+        return step(*args)
     except StopAsyncIteration:
         return pump.end_of_stream()
     except GatewayError as error:

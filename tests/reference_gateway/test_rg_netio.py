@@ -191,42 +191,35 @@ def test_read_timeout_between_chunks(make: Make) -> None:
     run(body)
 
 
-@pytest.mark.parametrize("make", TRANSPORTS)
-def test_closed_before_the_answer(make: Make) -> None:
-    def hangs_up(conn: socket.socket, _data: bytes) -> None:
-        conn.close()
-
-    async def body() -> None:
-        async with raw_server(hangs_up) as (port, _heads):
-            with pytest.raises(httpx.RemoteProtocolError):
-                await post(make, f"http://127.0.0.1:{port}/")
-
-    run(body)
+def hangs_up(conn: socket.socket, _data: bytes) -> None:
+    conn.close()
 
 
-@pytest.mark.parametrize("make", TRANSPORTS)
-def test_closed_mid_body(make: Make) -> None:
-    def short(conn: socket.socket, _data: bytes) -> None:
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")
+def short(conn: socket.socket, _data: bytes) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")
 
-    async def body() -> None:
-        async with raw_server(short) as (port, _heads):
-            with pytest.raises(httpx.RemoteProtocolError):
-                await post(make, f"http://127.0.0.1:{port}/")
 
-    run(body)
+def resets(conn: socket.socket, _data: bytes) -> None:
+    short(conn, _data)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 @pytest.mark.parametrize("make", TRANSPORTS)
-def test_reset_mid_body_is_an_error(make: Make) -> None:
-    def reset(conn: socket.socket, _data: bytes) -> None:
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-
+@pytest.mark.parametrize(
+    ("server", "errors"),
+    [
+        pytest.param(hangs_up, httpx.RemoteProtocolError, id="closed-before-the-answer"),
+        pytest.param(short, httpx.RemoteProtocolError, id="closed-mid-body"),
+        # httpx's own says ReadError, aiohttp's parser an incomplete body: either is a transport error
+        pytest.param(resets, (httpx.ReadError, httpx.RemoteProtocolError), id="reset-mid-body"),
+    ],
+)
+def test_a_connection_that_ends_early(
+    make: Make, server: Callable[[socket.socket, bytes], None], errors: Any
+) -> None:
     async def body() -> None:
-        async with raw_server(reset) as (port, _heads):
-            # httpx's own says ReadError, aiohttp's parser sees an incomplete body: either is a transport error
-            with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)):
+        async with raw_server(server) as (port, _heads):
+            with pytest.raises(errors):
                 await post(make, f"http://127.0.0.1:{port}/")
 
     run(body)
