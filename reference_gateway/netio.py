@@ -132,20 +132,34 @@ class _Body(httpx.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         content = self._response.content
-        try:
-            while True:
+        while True:
+            try:
                 chunk = await content.readany()
-                if not chunk:
-                    return
-                yield chunk
-        except _FAILURES as exc:
-            raise _httpx_error(exc, self._request) from exc
+            except _FAILURES as exc:
+                rest = _arrived(content)
+                if rest:
+                    yield rest
+                raise _httpx_error(exc, self._request) from exc
+            if not chunk:
+                return
+            yield chunk
 
     async def aclose(self) -> None:
         self._response.release()  # to the pool when read to its end, else the connection is closed
 
 
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+def _arrived(content: aiohttp.StreamReader) -> bytes:
+    """The bytes that arrived before a failure and were not read yet. aiohttp's `readany` raises the failure
+    first once the connection has ended, though it holds them (its buffer is not public); httpx reads them
+    before the error, and a stream's events before the drop are the client's (EZAT: the events, then the error
+    event). Empty where aiohttp's internals are not as expected."""
+    try:
+        return content._read_nowait(-1) if content._buffer else b""
+    except Exception:  # aiohttp's internals changed: lose those bytes rather than the error
+        return b""
 
 
 def _httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportError:

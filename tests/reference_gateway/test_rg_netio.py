@@ -12,6 +12,7 @@ import socket
 import ssl
 import struct
 import subprocess
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,32 @@ def test_a_connection_that_ends_early(
         async with raw_server(server) as (port, _heads):
             with pytest.raises(errors):
                 await post(make, f"http://127.0.0.1:{port}/")
+
+    run(body)
+
+
+@pytest.mark.parametrize("make", TRANSPORTS)
+def test_bytes_that_arrived_before_the_end_are_read_before_the_error(make: Make) -> None:
+    """The client reads only after the data and the end have both arrived (a loaded gateway): the data first,
+    then the error (EZAT's mid-stream drop: the events before it, then the error event)."""
+
+    def events_then_cut(conn: socket.socket, _data: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        time.sleep(0.1)
+        conn.sendall(b"".join(b"9\r\ndata: %d\n\n\r\n" % i for i in range(3)) + b"5\r\nda")
+
+    async def body() -> None:
+        got = b""
+        async with (
+            raw_server(events_then_cut) as (port, _heads),
+            httpx.AsyncClient(transport=make()) as client,
+            client.stream("POST", f"http://127.0.0.1:{port}/", content=b"x") as response,
+        ):
+            await asyncio.sleep(0.4)  # both have arrived
+            with pytest.raises(httpx.RemoteProtocolError):
+                async for chunk in response.aiter_bytes():
+                    got += chunk
+        assert got == b"data: 0\n\ndata: 1\n\ndata: 2\n\nda"
 
     run(body)
 
