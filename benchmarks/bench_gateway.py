@@ -25,8 +25,11 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+# Run as a script from anywhere: its own folder first, for the peer benchmark's answer (the same workload).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_upstream import MESSAGE, TEXT  # noqa: E402
+
 KEY = "sk-bench"
-TEXT = "The quick brown fox jumps over the lazy dog. " * 8
 
 
 def _events() -> bytes:
@@ -57,17 +60,6 @@ def _events() -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
-MESSAGE = json.dumps(
-    {
-        "id": "msg_b",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-5-5",
-        "content": [{"type": "text", "text": TEXT}],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 20, "output_tokens": 80},
-    }
-).encode()
 STREAM = _events()
 
 
