@@ -12,7 +12,8 @@ the raw headers, the body as it came (not decompressed here: `httpx.Response` de
 with httpx's own transport), and httpx's errors for the same failures — a refused or unreachable connect or a
 certificate that fails verification a `ConnectError`, a connect past its timeout a `ConnectTimeout`, a read
 past its timeout a `ReadTimeout`, a connection that ends before the answer or its body a
-`RemoteProtocolError`, one reset a `ReadError`. The timeouts are the request's own (`extensions["timeout"]`,
+`RemoteProtocolError` (a reset too, where aiohttp sees it as an incomplete body; as a socket error, a
+`ReadError`). The bytes that arrived before a connection ended are read before its error. The timeouts are the request's own (`extensions["timeout"]`,
 as `httpx.Timeout.as_dict()` gives them): `connect` for a new connection, `read` between two reads (aiohttp
 has no write timeout; `pool` waits for a free connection). Leaving a response before its end closes its
 connection, as with httpx; one read to its end goes back to the pool.
