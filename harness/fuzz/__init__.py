@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.replay.bodies import receive_body
 
 EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
 KEY_ENV = "GC_GATEWAY_KEY"
@@ -85,13 +86,7 @@ class UpstreamTap:
         if not self.enabled or scope["type"] != "http" or scope.get("path", "").startswith("/__gc/"):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = bool(message.get("more_body")) and message["type"] == "http.request"
-        body = b"".join(chunks)
+        body = await receive_body(receive)
         with self._lock:
             self._bodies.append(body)
         replayed = False

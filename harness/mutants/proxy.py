@@ -32,6 +32,7 @@ from harness.mutants.ops import (
     split_sse,
 )
 from harness.outcomes import MARKER_RE_BYTES
+from harness.replay.bodies import receive_body
 
 HOP_BY_HOP = frozenset(
     {
@@ -118,13 +119,7 @@ class MutatingProxy:
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        received = bytearray()  # not bytes +=: a 36 MB upload in 64 KB pieces would be copied ~500 times over
-        while True:
-            message = await receive()
-            received += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        body = bytes(received)
+        body = await receive_body(receive)
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         routed = next((v for k, v in headers if k == MUTANT_HEADER), None)
         headers = [(k, v) for k, v in headers if k != MUTANT_HEADER]
