@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.orchestrate.child import Run, run_pytest  # noqa: E402
 from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway  # noqa: E402
-from harness.replay.sim_app import SimulatorServer  # noqa: E402
+from harness.simulator.app import SimulatorServer  # noqa: E402
 
 
 def classify(result: dict) -> str:

@@ -22,8 +22,8 @@ from harness.mutants.kill import case_key, cases_of, run_catalog
 from harness.mutants.schedule import plan
 from harness.paths import specs_dir
 from harness.replay.client import ReplayClient
-from harness.selection import rule_files
 from harness.spec import load_profile, load_rule_file
+from harness.spec.selection import rule_files
 
 
 def main(argv: list[str]) -> int:

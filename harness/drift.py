@@ -22,8 +22,8 @@ import yaml
 
 from harness.errors import ConfigError
 from harness.paths import specs_dir
-from harness.selection import rule_files
 from harness.spec import SpecError, load_profile, load_rule_file
+from harness.spec.selection import rule_files
 
 EXIT_OK, EXIT_DRIFT, EXIT_CONFIG = 0, 1, 3
 

@@ -3,7 +3,7 @@
     HarnessError                 anything the suite itself could not do
     ├── ConfigError              bad configuration from the user: exit 3 with this message
     │   ├── SpecError            a rule or profile file that does not load (harness.spec.loader)
-    │   ├── EmptySelection       a run that would judge no rule at all (harness.selection)
+    │   ├── EmptySelection       a run that would judge no rule at all (harness.spec.selection)
     │   ├── ExpectationsError    a malformed vendor expectations file (harness.expectations)
     │   ├── ModelMapError        a model map that does not load or names unknown roles (harness.modelmap)
     │   ├── PreflightError       a gateway URL or key no rule could judge (harness.orchestrate.preflight)
@@ -11,14 +11,14 @@
     │   ├── OpError              an edit or stream op outside the mutation vocabulary (harness.mutants.ops)
     │   ├── FuzzConfigError      a fuzz run that cannot start as asked (harness.fuzz)
     │   ├── BadResults           a results file `report` cannot render (harness.report)
-    │   ├── BadReport            a conformance report that cannot be read (harness.report.publish)
+    │   ├── BadReport            a conformance report that cannot be read (harness.conformance.publish)
     │   ├── ScenarioError        a client scenario file that does not load (harness.clients.scenarios)
     │   └── ReplayConfigError    a case registration the replay upstream cannot honour (harness.replay.state)
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
     │   └── ReplayError          the replay upstream did not answer its control API as documented
-    ├── CassetteError            a cassette that does not load or validate (harness.replay.cassette)
-    │   └── DeriveError          a recorded stream that cannot be assembled into its answer (harness.replay.derive)
-    ├── ProviderError            a provider refused, failed or did not answer `record` (harness.replay.providers)
+    ├── CassetteError            a cassette that does not load or validate (harness.cassette.document)
+    │   └── DeriveError          a recorded stream that cannot be assembled into its answer (harness.record.derive)
+    ├── ProviderError            a provider refused, failed or did not answer `record` (harness.record.providers)
     └── CheckError               rule data a check cannot evaluate, found while judging
         ├── PathError            a JSONPath that does not parse
         ├── ExprError            a usage formula that does not parse or evaluate

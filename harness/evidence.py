@@ -173,7 +173,7 @@ def upstream_families(ex: Exchange | None) -> list[str] | None:
     """The provider endpoints the gateway called for this variant (its steps and companion included), by the
     replay upstream's endpoint kinds; None when the upstream side was not observed (live mode, no exchange).
     Kept for every outcome, so a conformance report can say which families a run exercised."""
-    from harness.replay.matching import endpoint_kind
+    from harness.families import endpoint_kind
 
     if ex is None or ex.upstream is None:
         return None

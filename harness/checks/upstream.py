@@ -12,7 +12,7 @@ from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.checks.violation import Violation
 from harness.exchange import Exchange, UpstreamCall
-from harness.replay.matching import endpoint_family
+from harness.families import endpoint_family
 
 
 def _unobserved(check: str, exchange: Exchange) -> Violation | None:

@@ -19,10 +19,10 @@ from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 
 # Subcommands that parse their own arguments: "module:function" taking argv (after the name).
 DELEGATED = {
-    "record": ("harness.replay.record:main", "regenerate cassettes against a live provider"),
+    "record": ("harness.record.run:main", "regenerate cassettes against a live provider"),
     "mutants": ("harness.mutants:main", "run mutant gateways against the catalogs (the kill matrix)"),
     "verify-report": (
-        "harness.report.publish:verify_main",
+        "harness.conformance.publish:verify_main",
         "re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
     ),
     "clients": ("harness.clients:main", "drive the client libraries (SDKs, frameworks) through a gateway"),

@@ -1,5 +1,5 @@
 """`certify`: its arguments (the plugin options it accepts, shared with the plugin) and the call into
-harness/orchestrate/certify.py."""
+harness/certify/run.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "certificate.html, badge.svg). Without --gateway-url: the embedded reference gateway, every profile.",
     )
     add_certify_options(c)
-    from harness.report.publish import add_certify_options as add_report_options
+    from harness.conformance.publish import add_certify_options as add_report_options
 
     add_report_options(c)  # --implementation*, --kill-matrix: conformance-report.yaml
     c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
@@ -41,6 +41,6 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def certify(args: argparse.Namespace) -> int:
-    from harness.orchestrate.certify import certify as run_certify
+    from harness.certify.run import certify as run_certify
 
     return run_certify(args)

@@ -31,7 +31,7 @@ def report(args: argparse.Namespace) -> int:
     from harness.report import load_results, write_reports
 
     if args.implementations is not None or not args.results:
-        from harness.report.publish import write_implementations
+        from harness.conformance.publish import write_implementations
 
         if args.results or args.implementations is None:
             raise ConfigError("give results.json file(s) or --implementations DIR, not both or neither")

@@ -54,7 +54,7 @@ def serve_upstream(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ConfigError(f"cannot bind {args.host}:{args.port}: {exc}") from exc
     if args.simulate:
-        from harness.replay.sim_app import serve_simulator_foreground
+        from harness.simulator.app import serve_simulator_foreground
 
         print(f"live provider simulator listening on {url} (answers from the request alone; no cassettes)")
         print(f"  Anthropic base URL for the gateway:           {url}   (it will POST {url}/v1/messages)")

@@ -11,8 +11,8 @@ from harness.spec.model import Rule
 
 def cassette_texts(name: str, root: Path | None = None) -> ScriptedAnswers:
     """(status, body text) of each interaction of a cassette (empty when it cannot be read)."""
+    from harness.cassette.document import CassetteError, load_named
     from harness.paths import cassettes_dir
-    from harness.replay.cassette import CassetteError, load_named
 
     try:
         cassette = load_named(name, root or cassettes_dir())

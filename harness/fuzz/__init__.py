@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cassette.bodies import receive_body
 from harness.errors import ConfigError
-from harness.replay.bodies import receive_body
 
 EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
 KEY_ENV = "GC_GATEWAY_KEY"
@@ -371,9 +371,9 @@ def _write(
 
 def _check_catalogs(profiles: Sequence[str] | None) -> None:
     """A profile whose rule files do not load is bad configuration here too (the fuzz reads its profile)."""
-    from harness.collection import CatalogError, check_catalog
     from harness.orchestrate.child import profiles_with_rules
     from harness.paths import specs_dir
+    from harness.spec.collection import CatalogError, check_catalog
 
     try:
         check_catalog([specs_dir() / p for p in (profiles or profiles_with_rules())])

@@ -306,11 +306,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
-    from harness.collection import CatalogError as RuleCatalogError
-    from harness.collection import check_catalog
     from harness.paths import specs_dir
-    from harness.selection import rule_files, rule_selected
     from harness.spec import SpecError, load_profile, load_rule_file
+    from harness.spec.collection import CatalogError as RuleCatalogError
+    from harness.spec.collection import check_catalog
+    from harness.spec.selection import rule_files, rule_selected
 
     def config_error(message: str) -> int:
         print(f"gateway-conformance mutants: {message}", file=sys.stderr)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import uvicorn
 
+from harness.cassette.bodies import receive_body
 from harness.mutants.catalog import Mutant, Side
 from harness.mutants.ops import (
     Context,
@@ -32,7 +33,6 @@ from harness.mutants.ops import (
     split_sse,
 )
 from harness.outcomes import MARKER_RE_BYTES
-from harness.replay.bodies import receive_body
 
 HOP_BY_HOP = frozenset(
     {

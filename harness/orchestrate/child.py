@@ -136,8 +136,8 @@ def child_usage_error(returncode: int, stderr: str) -> str | None:
 
 def profiles_with_rules(root: Path | None = None) -> list[str]:
     from harness.paths import specs_root
-    from harness.selection import rule_files
     from harness.spec.loader import available_profiles
+    from harness.spec.selection import rule_files
 
     base = root or specs_root()
     return [p for p in available_profiles(base) if any(rule_files(base / p))]
@@ -167,9 +167,9 @@ def selected_profiles(
     profiles: Sequence[str], patterns: Sequence[str], root: Path | None = None
 ) -> list[str]:
     """The profiles in which the `--rule` patterns select something (every pattern must match somewhere)."""
-    from harness.collection import check_catalog
     from harness.paths import specs_root
-    from harness.selection import profile_rules, select_profiles
+    from harness.spec.collection import check_catalog
+    from harness.spec.selection import profile_rules, select_profiles
 
     base = specs_root(root)
     catalogs = {p: profile_rules([base / p], p) for p in profiles}

@@ -173,8 +173,8 @@ def _probe(
 
 def _check_selection(config: pytest.Config, profile: str) -> None:
     """An empty selection is bad configuration: exit 3 naming the patterns, before anything starts."""
-    from harness.collection import CatalogError, check_catalog
-    from harness.selection import EmptySelection, check_selection, profile_rules
+    from harness.spec.collection import CatalogError, check_catalog
+    from harness.spec.selection import EmptySelection, check_selection, profile_rules
 
     paths = [Path(a.split("::")[0]) for a in config.args]
     rules = profile_rules([p for p in paths if p.exists()], profile)

@@ -13,8 +13,8 @@ from harness.evidence import failure_text, result_json
 from harness.expectations import apply
 from harness.outcomes import variant_label
 from harness.plugin.state import STATE_KEY
-from harness.selection import selected, variants
 from harness.spec import Rule, SpecError, load_rule_file
+from harness.spec.selection import selected, variants
 
 if TYPE_CHECKING:
     from harness.plugin.state import SessionState

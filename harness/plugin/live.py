@@ -11,7 +11,7 @@ import pytest
 from harness.engine.live import LiveForm, ScriptedAnswers, live_form
 from harness.engine.scripted import scripted_answers
 from harness.engine.target import not_applicable_reason
-from harness.selection import run_variants
+from harness.spec.selection import run_variants
 
 if TYPE_CHECKING:
     from harness.plugin.state import SessionState

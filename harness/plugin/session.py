@@ -28,7 +28,7 @@ class ConformanceRun:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> SpecFile | None:
         from harness.plugin.items import SpecFile
-        from harness.selection import collection_root, is_rule_file
+        from harness.spec.selection import collection_root, is_rule_file
 
         roots = [Path(a.split("::")[0]).resolve() for a in parent.config.args]
         if self.state.specs_root is not None:
@@ -50,8 +50,8 @@ class ConformanceRun:
 
         from harness.paths import specs_root
         from harness.plugin.items import ExpectationsCheck
-        from harness.selection import rule_files
         from harness.spec import load_rule_file
+        from harness.spec.selection import rule_files
 
         root = self.state.specs_root or specs_root()
         catalog = [

@@ -10,13 +10,11 @@ injects faults (status errors, mid-stream errors, drops, delays, re-chunking) an
     files.py     the loopback file server under /__gc/files/ (fixtures.py: the images, built in code)
     server.py    ReplayServer (a background thread) and the foreground `serve-upstream`
     client.py    ReplayClient: the harness's side of the control API
-    cassette.py  load, validate, scrub, write and match vcrpy cassettes
-    record.py    `gateway-conformance record`: refresh cassettes against a live provider (providers.py: the
-                 families; record_diff.py: the semantic diff)
-    scenario.py  a cassette's scenario: its properties, the request that provokes it, the check of a recording
-    derive.py    the non-stream answer of a recorded stream's generation (one generation per pair)
-    simulator.py the generative fake provider (sim_wire.py: Anthropic and OpenAI formats; sim_gemini.py:
-                 Gemini; sim_app.py: the ASGI app and server of `serve-upstream --simulate`)
+    inprocess.py the control API without a socket, for the harness that serves the replay itself
+    validate.py  what each provider refuses (unknown fields, wrong types): answered as that provider's 400
+
+The cassette format is harness/cassette/, the `record` command harness/record/, the simulator harness/simulator/:
+nothing here uses them but the cassette format.
 
 Loopback file server under `/__gc/files/` (the harness's `${images_url}`), built in code, no files:
   tiny.png, tiny.jpg, tiny.gif, tiny.webp   valid 1x1 images with their real content-type

@@ -19,8 +19,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from harness.cassette.matching import match
+from harness.families import endpoint_family, endpoint_kind
 from harness.replay.files import serve_file
-from harness.replay.matching import endpoint_family, endpoint_kind, match
 from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body

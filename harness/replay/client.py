@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import orjson
 
+from harness.cassette.bodies import parse_json_body
 from harness.errors import HarnessFailure
 from harness.exchange import ServedAnswer, UpstreamCall
-from harness.replay.bodies import parse_json_body
 
 
 class ReplayError(HarnessFailure):

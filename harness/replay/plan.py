@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.replay.cassette import Cassette
+from harness.cassette.document import Cassette
 
 HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive", "content-length", "date", "server"})
 DEFAULT_STREAM_ERROR: Mapping[str, Any] = {"type": "overloaded_error", "message": "Overloaded"}

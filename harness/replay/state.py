@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cassette.document import Cassette, CassetteError, load_named, redact_text
 from harness.errors import ConfigError
+from harness.families import FAMILIES
 from harness.outcomes import MARKER_RE
-from harness.replay.cassette import Cassette, CassetteError, load_named, redact_text
-from harness.replay.matching import FAMILIES
 
 UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk"})
 FAULT_KEYS = frozenset(

@@ -6,10 +6,8 @@ markdown.py  summary.md, for a pull-request comment
 html.py      certificate.html: self-contained, every failure with its doc quote and four panes
 badge.py     badge.svg
 matrix.py    the rule x gateway compatibility matrix (matrix.md, matrix.html)
-conformance.py     the conformance report vendors publish (specs/schema/conformance-report.schema.json), pure
-catalog_hash.py    the digest of a profile's catalog and the cassettes that report names
-implementations.py the table of a folder of conformance reports (implementations.md, .html)
-publish.py         conformance-report.yaml on disk: certify's options, verify-report, report --implementations
+
+The conformance report vendors publish is harness/conformance/.
 """
 
 from __future__ import annotations

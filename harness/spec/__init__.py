@@ -1,5 +1,5 @@
 """The spec model: frozen rules read from `specs/`. This package is the only reader of rule files
-(harness/selection.py says which files are rule files and which rules a run selects)."""
+(harness/spec/selection.py says which files are rule files and which rules a run selects)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import yaml
 
-from harness.selection import rule_files
 from harness.spec.loader import (
     SpecError,
     _validator,
@@ -24,6 +23,7 @@ from harness.spec.loader import (
     load_rule_file,
 )
 from harness.spec.model import Rule
+from harness.spec.selection import rule_files
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def test_collection_errors_are_counted_even_when_other_files_collected(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     """`results.json` said 0 whenever anything collected; a path pytest cannot collect is counted."""
-    from harness.replay.sim_app import SimulatorServer
+    from harness.simulator.app import SimulatorServer
     from tests.harness.test_plugin import RULES
     from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
@@ -122,7 +122,7 @@ def test_certify_the_reference_gateway_without_its_base_path_exits_3(
 ) -> None:
     """The reference gateway answers an unknown path with its own JSON envelope: still no endpoint there."""
     from harness.orchestrate.embedded import reference_gateway
-    from harness.replay.sim_app import SimulatorServer
+    from harness.simulator.app import SimulatorServer
 
     out = tmp_path / "report"
     with SimulatorServer() as sim, reference_gateway("ezat", sim.url, "k-1", tmp_path / "gw.log") as url:

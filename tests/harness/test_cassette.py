@@ -1,4 +1,4 @@
-"""harness.replay.cassette: loading with provenance, refusing secrets, scrubbing, writing, matching."""
+"""harness.cassette.document: loading with provenance, refusing secrets, scrubbing, writing, matching."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import yaml
 from vcr.serialize import deserialize
 from vcr.serializers import yamlserializer
 
-from harness.replay.bodies import stream_flag
-from harness.replay.cassette import (
+from harness.cassette.bodies import stream_flag
+from harness.cassette.document import (
     Cassette,
     CassetteError,
     Interaction,
@@ -27,7 +27,8 @@ from harness.replay.cassette import (
     scrub_uri,
     write_cassette,
 )
-from harness.replay.matching import endpoint_kind, match
+from harness.cassette.matching import match
+from harness.families import endpoint_kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 # Built by concatenation so that no secret-shaped literal sits in the repository.

@@ -10,9 +10,9 @@ import pytest
 
 from harness.checks.upstream import check_upstream
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
+from harness.families import endpoint_family
 from harness.paths import cassettes_dir
 from harness.replay.client import ReplayClient
-from harness.replay.matching import endpoint_family
 from harness.replay.server import ReplayServer
 from harness.replay.state import ReplayConfigError, ReplayState
 

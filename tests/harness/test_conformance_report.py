@@ -15,11 +15,10 @@ import yaml
 
 from harness import __version__
 from harness.cli import main
-from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
-from harness.paths import cassettes_dir, schema_path, specs_dir
-from harness.report.catalog_hash import catalog_digest
-from harness.report.conformance import (
+from harness.conformance.catalog_hash import catalog_digest
+from harness.conformance.implementations import implementations_html, implementations_markdown
+from harness.conformance.publish import REPORT_NAME, load_catalog
+from harness.conformance.report import (
     Catalog,
     Group,
     Implementation,
@@ -29,8 +28,9 @@ from harness.report.conformance import (
     result_of,
     statistics,
 )
-from harness.report.implementations import implementations_html, implementations_markdown
-from harness.report.publish import REPORT_NAME, load_catalog
+from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
+from harness.paths import cassettes_dir, schema_path, specs_dir
 
 SCHEMA = json.loads(schema_path("conformance-report").read_text(encoding="utf-8"))
 
@@ -424,7 +424,7 @@ def test_certify_refuses_bad_report_options_before_running(
 def test_an_implementation_file_and_flags(tmp_path: Path) -> None:
     import argparse
 
-    from harness.report.publish import prepare
+    from harness.conformance.publish import prepare
 
     path = tmp_path / "impl.yaml"
     path.write_text(

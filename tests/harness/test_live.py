@@ -122,8 +122,8 @@ def test_a_literal_from_the_cassette_is_scripted_content() -> None:
 
 
 def _cassette_text(name: str) -> str:
+    from harness.cassette.document import load_named
     from harness.paths import cassettes_dir
-    from harness.replay.cassette import load_named
 
     body = json.loads(load_named(name, cassettes_dir()).interactions[0].response.body)
     return str(body["content"][0]["text"])
@@ -148,8 +148,8 @@ def test_a_scripted_object_keeps_its_keys() -> None:
 
 
 def _anthropic_blocks(name: str) -> str:
+    from harness.cassette.document import load_named
     from harness.paths import cassettes_dir
-    from harness.replay.cassette import load_named
 
     body = json.loads(load_named(name, cassettes_dir()).interactions[0].response.body)
     return json.dumps(body["content"][0])

@@ -18,7 +18,7 @@ from harness.engine.costguard import choose, large_request_reason, plan
 from harness.engine.live import LiveForm
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
 from harness.orchestrate.embedded import reference_gateway
-from harness.replay.sim_app import SimulatorServer
+from harness.simulator.app import SimulatorServer
 
 CHUNK = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
 

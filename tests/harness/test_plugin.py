@@ -20,7 +20,7 @@ from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG
 from harness.paths import schema_path
 from harness.replay.server import ReplayServer
-from harness.replay.sim_app import SimulatorServer
+from harness.simulator.app import SimulatorServer
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 CASSETTES = Path(__file__).parents[1] / "fixtures" / "plugin" / "cassettes"

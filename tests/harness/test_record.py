@@ -1,4 +1,4 @@
-"""harness.replay.record: re-recording cassettes against fake Anthropic, OpenAI and Gemini providers on loopback
+"""harness.record.run: re-recording cassettes against fake Anthropic, OpenAI and Gemini providers on loopback
 (nothing leaves it), table-driven over the three families."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from harness import paths, sse
-from harness.replay.cassette import load_cassette
-from harness.replay.providers import PROVIDERS, gemini_path
-from harness.replay.record import api_host, diff_cassettes, fault_reason, main
+from harness.cassette.document import load_cassette
+from harness.record.providers import PROVIDERS, gemini_path
+from harness.record.run import api_host, diff_cassettes, fault_reason, main
 from tests.harness.fake_providers import APPS, DEFAULT_STOP, FakeProvider
 from tests.harness.tiny_gateways import serve
 
@@ -205,8 +205,8 @@ def test_records_json_and_sse_scrubbed_with_provenance(
     assert json.loads(plain.response.body)  # stored decoded, not gzip
     assert plain.request.path == family.paths[0]
     # The derived answer is the stream's generation: the same text, stop reason and usage.
+    from harness.record.scenario_check import _served
     from harness.checks.answer import summarize as read_answer
-    from harness.replay.scenario import _served
 
     a, b = read_answer(_served(plain)), read_answer(_served(stream))
     assert a is not None and b is not None

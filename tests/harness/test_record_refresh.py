@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 from harness import paths
+from harness.cassette.document import load_cassette
+from harness.cassette.scenario import parse_scenario
 from harness.orchestrate.child import Run, run_pytest
 from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
 from harness.paths import specs_dir
-from harness.replay.cassette import load_cassette
-from harness.replay.record import main
-from harness.replay.scenario import cassette_problems, parse_scenario
+from harness.record.run import main
+from harness.record.scenario_check import cassette_problems
 from harness.replay.server import ReplayServer
-from harness.replay.sim_app import SimulatorServer
-from harness.selection import profile_rules
+from harness.simulator.app import SimulatorServer
+from harness.spec.selection import profile_rules
 
 KEYS = {
     "ANTHROPIC_API_KEY": "sim-anthropic-key",

@@ -18,8 +18,8 @@ from harness.engine.render import (
 from harness.engine.send import rule_wait
 from harness.engine.target import Target, not_applicable_reason
 from harness.outcomes import MARKER_RE
-from harness.selection import rule_selected
 from harness.spec.model import Needs, Rule, Source
+from harness.spec.selection import rule_selected
 
 MARK = "[gc:ezat/x/y#0123abcd]"
 

@@ -1,4 +1,4 @@
-"""Cassette scenarios (harness/replay/scenario.py): every shipped cassette states one and shows it; the checks
+"""Cassette scenarios (harness/cassette/scenario.py): every shipped cassette states one and shows it; the checks
 name what a recording lacks; a stream's derived non-stream answer is the same generation (derive.py); record
 writes into the current project's ./cassettes, never into an installed package."""
 
@@ -13,19 +13,14 @@ from typing import Any
 import pytest
 
 from harness import paths
+from harness.cassette.document import CassetteError, load_cassette
+from harness.cassette.scenario import parse_scenario, with_nonce
 from harness.checks.answer import summarize as read_answer
 from harness.errors import ConfigError
-from harness.replay.cassette import CassetteError, load_cassette
-from harness.replay.derive import derive_nonstream
-from harness.replay.matching import endpoint_kind
-from harness.replay.record import cassettes_folder
-from harness.replay.scenario import (
-    _served,
-    cassette_problems,
-    parse_scenario,
-    problems,
-    with_nonce,
-)
+from harness.families import endpoint_kind
+from harness.record.derive import derive_nonstream
+from harness.record.run import cassettes_folder
+from harness.record.scenario_check import _served, cassette_problems, problems
 
 CASSETTES = paths.cassettes_dir()
 FILES = sorted(CASSETTES.glob("*/*.yaml"))

@@ -1,4 +1,4 @@
-"""harness/selection.py, the one owner of which rules a run selects: rule files, skipped folders (relative to
+"""harness/spec/selection.py, the one owner of which rules a run selects: rule files, skipped folders (relative to
 the specs root, never by the absolute path's parts), `--rule` globs, a run's variants; and the plugin's
 collection through it — a checkout under a folder named `coverage` or `docs` still collects every rule."""
 
@@ -12,7 +12,10 @@ import pytest
 
 from harness.paths import specs_dir
 from harness.replay.server import ReplayServer
-from harness.selection import (
+from harness.spec import load_rule_file
+from harness.spec.loader import available_profiles
+from harness.spec.model import Needs, Rule, Source
+from harness.spec.selection import (
     SKIP_DIRS,
     collection_root,
     is_rule_file,
@@ -21,9 +24,6 @@ from harness.selection import (
     rule_selected,
     run_variants,
 )
-from harness.spec import load_rule_file
-from harness.spec.loader import available_profiles
-from harness.spec.model import Needs, Rule, Source
 from tests.harness.test_plugin import CASSETTES, RULES
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 

@@ -11,10 +11,10 @@ import httpx
 import jsonschema
 import pytest
 
-from harness.replay import sim_gemini as gem
-from harness.replay import sim_wire as wire
-from harness.replay import simulator as sim
-from harness.replay.sim_app import SimulatorServer
+from harness.simulator import core as sim
+from harness.simulator import gemini as gem
+from harness.simulator import wire
+from harness.simulator.app import SimulatorServer
 
 WEATHER = {
     "type": "object",

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 from harness.paths import specs_dir
-from harness.selection import rule_files
 from harness.spec import SpecError, load_profile, load_rule_file, placeholders_in
 from harness.spec.loader import available_profiles
+from harness.spec.selection import rule_files
 
 SPECS = specs_dir()
 

@@ -293,7 +293,7 @@ def test_harness_error_reason_in_terminal_junit_and_certificate(
 
 
 def test_embedded_rerun_line_starts_what_it_needs() -> None:
-    from harness.orchestrate.certify import target_rerun
+    from harness.certify.run import target_rerun
     from harness.orchestrate.child import rerun_line
 
     extra = ["--rule", "ezat/finish/*", "--rule-timeout", "5.0", "-n", "2", "--strict-rules"]
@@ -455,7 +455,7 @@ def _parsers() -> Iterator[tuple[str, object]]:
 
     from harness.cli import DELEGATED, build_parser
     from harness.mutants.cli import build_parser as mutants_parser
-    from harness.replay.record import _parser as record_parser
+    from harness.record.run import _parser as record_parser
 
     top = build_parser()
     yield "gateway-conformance", top

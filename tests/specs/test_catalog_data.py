@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.cassette.document import load_named
 from harness.checks.matchers import find
 from harness.paths import cassettes_dir
-from harness.replay.cassette import load_named
-from harness.selection import rule_files
 from harness.spec import load_rule_file
+from harness.spec.selection import rule_files
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
@@ -99,7 +99,7 @@ def test_openai_cassettes_are_openai_compatible(path: Path) -> None:
     `data: [DONE]`; non-streamed answers are chat.completion objects or error envelopes."""
     import json
 
-    from harness.replay.matching import endpoint_kind
+    from harness.families import endpoint_kind
 
     cassette = load_named(f"openai/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "openai"
@@ -173,7 +173,7 @@ def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
 
     from google.genai import types
 
-    from harness.replay.matching import endpoint_kind
+    from harness.families import endpoint_kind
 
     cassette = load_named(f"gemini/{path.stem}", cassettes_dir())
     assert cassette.metadata.provider == "gemini" and cassette.metadata.origin == "synthesized"

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.selection import rule_files
 from harness.spec import load_rule_file
+from harness.spec.selection import rule_files
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"

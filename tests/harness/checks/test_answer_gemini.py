@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.cassette.document import load_named
 from harness.checks.answer import summarize
 from harness.exchange import ServedAnswer
 from harness.paths import cassettes_dir
-from harness.replay.cassette import load_named
 
 
 def _served(name: str, stream: bool) -> ServedAnswer:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from harness.cassette.document import load_named
 from harness.clients.scenarios import ScenarioError, load_scenarios, parse_catalog
 from harness.paths import cassettes_dir, specs_root
-from harness.replay.cassette import load_named
 from harness.spec import load_profile
 from tests.specs.test_coverage import doc_text
 

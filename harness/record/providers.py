@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from harness.cassette.document import CREDENTIAL_QUERY_PARAMS, RecordedRequest
 from harness.errors import HarnessError
-from harness.replay.cassette import CREDENTIAL_QUERY_PARAMS, RecordedRequest
-from harness.replay.matching import EndpointKind
+from harness.families import EndpointKind
 
 
 class ProviderError(HarnessError):

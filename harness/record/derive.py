@@ -23,14 +23,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness import sse
-from harness.replay.cassette import (
+from harness.cassette.document import (
     CassetteError,
     Interaction,
     RecordedRequest,
     RecordedResponse,
     parse_json_body,
 )
-from harness.replay.matching import EndpointKind
+from harness.families import EndpointKind
 
 JSON_TYPES: Mapping[str, str] = {
     "anthropic.messages": "application/json",

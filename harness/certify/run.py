@@ -30,9 +30,9 @@ VERDICT_LINE = {
 
 def certify(args: argparse.Namespace) -> int:
     """The whole command: exit 0/1/2 by the verdict; ConfigError (exit 3) before anything runs."""
+    from harness.conformance.publish import prepare
     from harness.paths import specs_root
     from harness.report import write_reports
-    from harness.report.publish import prepare
     from harness.report.text import summarize
     from harness.spec.loader import available_profiles
 
@@ -51,14 +51,14 @@ def certify(args: argparse.Namespace) -> int:
     else:
         documents = _certify_reference(args, known, report_dir, extra)
     clients: list[dict[str, Any]] = []
-    if args.clients:  # the client libraries through the same gateway (harness/clients/with_certify.py)
-        from harness.clients.with_certify import run_clients
+    if args.clients:  # the client libraries through the same gateway (harness/certify/clients.py)
+        from harness.certify.clients import run_clients
 
         certified = [d["profile"]["name"] for d in documents]
         clients = run_clients(args, report_dir, list(dict.fromkeys(certified)))
     write_reports(report_dir, [*documents, *clients])
     if clients:
-        from harness.clients.with_certify import add_client_grid
+        from harness.certify.clients import add_client_grid
 
         add_client_grid(report_dir / "summary.md", clients)
     publication.write(report_dir, documents)

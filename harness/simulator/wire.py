@@ -8,7 +8,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from harness.replay import simulator as core
+from harness.simulator import core
 
 # --- Anthropic Messages ----------------------------------------------------------------------------
 

@@ -5,35 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from harness.replay.bodies import stream_flag
+from harness.cassette.bodies import stream_flag
+from harness.families import endpoint_kind
 
 if TYPE_CHECKING:
-    from harness.replay.cassette import Cassette, RecordedRequest
-
-EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
-
-
-def endpoint_kind(path: str) -> EndpointKind | None:
-    p = path.split("?", 1)[0].rstrip("/")
-    if p.endswith("/messages"):
-        return "anthropic.messages"
-    if p.endswith("/chat/completions"):
-        return "openai.chat"
-    if p.endswith((":generateContent", ":streamGenerateContent")):  # Gemini: /v1beta/models/{model}:...
-        return "gemini.generate"
-    return None
-
-
-# A cassette set (`upstream.cassette: {anthropic: …, openai: …, gemini: …}`) holds one answer per family.
-FAMILIES: tuple[str, ...] = ("anthropic", "openai", "gemini")
-
-
-def endpoint_family(path: str) -> str | None:
-    """The provider family an upstream path belongs to: `anthropic`, `openai` or `gemini` (None: no endpoint)."""
-    kind = endpoint_kind(path)
-    return kind.split(".", 1)[0] if kind else None
+    from harness.cassette.document import Cassette, RecordedRequest
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,7 @@ def file_problems(path: Path) -> list[CatalogProblem]:
 
 def catalog_problems(paths: Iterable[Path]) -> list[CatalogProblem]:
     """The problems of every rule file under these files or folders, as the plugin would collect them."""
-    from harness.selection import rule_paths
+    from harness.spec.selection import rule_paths
 
     return [p for file in rule_paths(paths) for p in file_problems(file)]
 

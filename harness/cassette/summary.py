@@ -1,6 +1,6 @@
-"""What a gateway can observe in a recorded answer, per provider family, and the semantic diff of two recordings.
-
-Pure: ids, timestamps, signatures, text, token counts and rate limits are left out of every summary.
+"""What a gateway can observe in a recorded answer, per provider family: one `Summary` per interaction, in the
+family's own words (stop reason, content kinds, events, fields). `record` diffs two summaries; a scenario check
+reads one. Pure: ids, timestamps, signatures, text, token counts and rate limits are left out of every summary.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness import sse
-from harness.replay.cassette import Cassette, Interaction
-from harness.replay.matching import EndpointKind, endpoint_kind
+from harness.cassette.document import Interaction
+from harness.families import EndpointKind, endpoint_kind
 
 # Response headers whose presence or value says nothing about the provider's behaviour; the diff skips them.
 _VOLATILE_HEADER = re.compile(
@@ -21,31 +21,6 @@ _VOLATILE_HEADER = re.compile(
     r"|cf-.*|x-envoy-.*|server-timing|strict-transport-security|x-robots-tag|content-length|content-encoding"
     r"|transfer-encoding|connection|keep-alive|vary|set-cookie|anthropic-organization-id)$"
 )
-
-
-# ---------------------------------------------------------------------------------------------
-# Which scenarios can be recorded
-
-
-def fault_reason(cassette: Cassette) -> str | None:
-    """Why a live provider cannot reproduce this cassette on demand (a fault), or None when it can.
-
-    Mid-stream errors in each family's framing: Anthropic `event: error`; OpenAI and Gemini a
-    `data: {"error": …}` line (wire-reference.md §3).
-    """
-    for i, it in enumerate(cassette.interactions):
-        status = it.response.status
-        if not 200 <= status < 300:
-            return f"interaction #{i} answers HTTP {status}"
-        if not it.response.is_sse:
-            continue
-        for ev in sse.decode(it.response.body).events:
-            if ev.event == "error":
-                return f"interaction #{i} ends in a mid-stream `event: error`"
-            data = _json(ev.data)
-            if isinstance(data, dict) and "error" in data:
-                return f'interaction #{i} ends in a mid-stream `data: {{"error": …}}` line'
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,7 +78,7 @@ def _merge_text(parts: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _json(text: str | bytes | None) -> Any:
+def parse_json(text: str | bytes | None) -> Any:
     if not text:
         return None
     try:
@@ -133,10 +108,10 @@ def summarize(interaction: Interaction) -> Summary:
         kind=kind,
         headers=frozenset(h for h in resp.headers if not _VOLATILE_HEADER.match(h)),
     )
-    family = _FAMILIES.get(kind or "anthropic.messages", _FAMILIES["anthropic.messages"])
+    family = FAMILY_SUMMARIES.get(kind or "anthropic.messages", FAMILY_SUMMARIES["anthropic.messages"])
     if resp.is_sse:
         return family.stream(base, sse.decode(resp.body).events)
-    data = _json(resp.body)
+    data = parse_json(resp.body)
     media = resp.content_type.split(";")[0].strip().lower()
     if media != "application/json" and data is None:
         return replace(base, body=media or "none")
@@ -178,7 +153,7 @@ def _anthropic_stream(base: Summary, events: Iterable[sse.Event]) -> Summary:
     delta_usage: frozenset[str] = frozenset()
     for ev in events:
         names.append(ev.event or "(unnamed)")
-        data = _dict(_json(ev.data))
+        data = _dict(parse_json(ev.data))
         if ev.event == "message_start":
             message = _dict(data.get("message"))
         elif ev.event == "content_block_start":
@@ -268,7 +243,7 @@ def _openai_stream(base: Summary, events: Iterable[sse.Event]) -> Summary:
         if (ev.data or "").strip() == "[DONE]":
             labels.append("[DONE]")
             continue
-        chunk = _dict(_json(ev.data))
+        chunk = _dict(parse_json(ev.data))
         if "error" in chunk:
             labels.append("error")
             summary = replace(summary, error_type=_openai_error(_dict(chunk.get("error"))))
@@ -348,7 +323,7 @@ def _gemini_stream(base: Summary, events: Iterable[sse.Event]) -> Summary:
     candidate_fields: set[str] = set()
     summary = base
     for ev in events:
-        data = _dict(_json(ev.data))
+        data = _dict(parse_json(ev.data))
         if "error" in data:
             labels.append("error")
             summary = replace(summary, error_type=_gemini_error(_dict(data.get("error"))))
@@ -380,15 +355,15 @@ def _gemini_error(error: dict[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Family:
+class FamilySummary:
     answer: Callable[[Summary, dict[str, Any]], Summary]
     stream: Callable[[Summary, Iterable[sse.Event]], Summary]
     error_type: Callable[[dict[str, Any]], str | None]
     labels: dict[str, str]  # Summary attribute → the family's word for it in a diff line
 
 
-_FAMILIES: dict[str, _Family] = {
-    "anthropic.messages": _Family(
+FAMILY_SUMMARIES: dict[str, FamilySummary] = {
+    "anthropic.messages": FamilySummary(
         _anthropic_answer,
         _anthropic_stream,
         lambda e: str(e.get("type")) if e else None,
@@ -401,7 +376,7 @@ _FAMILIES: dict[str, _Family] = {
             "delta_usage_fields": "message_delta usage fields",
         },
     ),
-    "openai.chat": _Family(
+    "openai.chat": FamilySummary(
         _openai_answer,
         _openai_stream,
         _openai_error,
@@ -414,7 +389,7 @@ _FAMILIES: dict[str, _Family] = {
             "usage_fields": "usage fields",
         },
     ),
-    "gemini.generate": _Family(
+    "gemini.generate": FamilySummary(
         _gemini_answer,
         _gemini_stream,
         _gemini_error,
@@ -429,49 +404,3 @@ _FAMILIES: dict[str, _Family] = {
         },
     ),
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# The diff
-
-_SCALARS = ("status", "body", "model", "stop_reason", "error_type", "blocks", "events", "event_count")
-_SETS = ("message_fields", "content_fields", "usage_fields", "delta_usage_fields", "headers")
-_COMMON_LABELS = {"error_type": "error type", "headers": "response headers"}
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(value) + "]"
-    return "null" if value is None else str(value)
-
-
-def diff_summaries(old: Summary, new: Summary) -> list[str]:
-    """One line per semantic difference, e.g. `stop_reason end_turn → max_tokens`, in the family's words."""
-    family = _FAMILIES.get(new.kind or old.kind or "anthropic.messages", _FAMILIES["anthropic.messages"])
-    labels = {**_COMMON_LABELS, **family.labels}
-    lines = []
-    for attr in _SCALARS:
-        a, b = getattr(old, attr), getattr(new, attr)
-        if a != b:
-            lines.append(f"{labels.get(attr, attr)} {_show(a)} → {_show(b)}")
-    for attr in _SETS:
-        a, b = getattr(old, attr), getattr(new, attr)
-        parts = []
-        if b - a:
-            parts.append("appeared: " + ", ".join(sorted(b - a)))
-        if a - b:
-            parts.append("disappeared: " + ", ".join(sorted(a - b)))
-        if parts:
-            lines.append(f"{labels.get(attr, attr)} " + "; ".join(parts))
-    return lines
-
-
-def diff_cassettes(old: Cassette, new: Cassette) -> list[str]:
-    """Semantic differences between the cassette being replaced and its new recording, per interaction."""
-    lines = []
-    if len(old.interactions) != len(new.interactions):
-        lines.append(f"interactions {len(old.interactions)} → {len(new.interactions)}")
-    for i, (a, b) in enumerate(zip(old.interactions, new.interactions, strict=False)):
-        label = f"#{i} ({'stream' if a.request.stream else 'non-stream'})"
-        lines.extend(f"{label}: {line}" for line in diff_summaries(summarize(a), summarize(b)))
-    return lines

@@ -1,6 +1,6 @@
 """The conformance report a vendor publishes (specs/schema/conformance-report.schema.json), built from certify's
 results documents, the catalog each profile ran and the implementation's own description; and the internal
-consistency of one. Pure: no I/O, no clock, no yaml (harness.report.publish reads and writes the files).
+consistency of one. Pure: no I/O, no clock, no yaml (harness.conformance.publish reads and writes the files).
 
 Core and extended, as Kubernetes Gateway API's conformance reports: a rule that needs no feature is *core*;
 a rule that needs features (`needs.features`, declared with `--feature`) belongs to each *extended feature* it
@@ -50,7 +50,7 @@ class RuleInfo:
 
 @dataclass(frozen=True)
 class Catalog:
-    """One profile's catalog as the run used it, and its digest (harness.report.catalog_hash)."""
+    """One profile's catalog as the run used it, and its digest (harness.conformance.catalog_hash)."""
 
     profile: str
     title: str

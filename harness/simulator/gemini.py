@@ -14,7 +14,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.replay import simulator as core
+from harness.simulator import core
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
 _FINISH = {"end": "STOP", "stop_sequence": "STOP", "max_tokens": "MAX_TOKENS", "tool": "STOP"}

@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import yaml
 from vcr.serializers import yamlserializer
 
+from harness.cassette.bodies import parse_json_body, stream_flag
 from harness.errors import HarnessError
-from harness.replay.bodies import parse_json_body, stream_flag
 
 CASSETTE_FORMAT_VERSION = 1
 
@@ -130,7 +130,7 @@ class Cassette:
     path: Path
     metadata: Provenance
     interactions: tuple[Interaction, ...]
-    # The scenario block as written (harness/replay/scenario.py parses and checks it); None: the cassette has none.
+    # The scenario block as written (harness/cassette/scenario.py parses and checks it); None: the cassette has none.
     scenario: Mapping[str, Any] | None = None
 
 

@@ -30,9 +30,7 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness import paths
-from harness.errors import ConfigError
-from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
-from harness.replay.cassette import (
+from harness.cassette.document import (
     ACCOUNT_HEADERS,
     CREDENTIAL_HEADERS,
     CREDENTIAL_QUERY_PARAMS,
@@ -53,17 +51,14 @@ from harness.replay.cassette import (
     scrub_uri,
     write_cassette,
 )
-from harness.replay.derive import DeriveError, derive_nonstream, nonstream_request
-from harness.replay.matching import EndpointKind, endpoint_kind
-from harness.replay.providers import PROVIDERS, Provider, ProviderError
-from harness.replay.record_diff import diff_cassettes, fault_reason, summarize
-from harness.replay.scenario import (
-    Scenario,
-    describe_recording,
-    parse_scenario,
-    problems,
-    with_nonce,
-)
+from harness.cassette.scenario import Scenario, parse_scenario, with_nonce
+from harness.errors import ConfigError
+from harness.families import EndpointKind, endpoint_kind
+from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
+from harness.record.derive import DeriveError, derive_nonstream, nonstream_request
+from harness.record.diff import diff_cassettes, fault_reason, summarize
+from harness.record.providers import PROVIDERS, Provider, ProviderError
+from harness.record.scenario_check import describe_recording, problems
 
 __all__ = [
     "Failure",

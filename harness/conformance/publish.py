@@ -1,6 +1,6 @@
 """The conformance report's files and commands: certify's `--implementation*` and `--kill-matrix` options and the
 `conformance-report.yaml` it writes; `gateway-conformance verify-report FILE`; `report --implementations DIR`.
-The report itself is built and checked in harness.report.conformance (pure)."""
+The report itself is built and checked in harness.conformance.report (pure)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.conformance.report import Catalog, Implementation, RuleInfo, build_report, inconsistencies
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
-from harness.report.conformance import Catalog, Implementation, RuleInfo, build_report, inconsistencies
 
 REPORT_NAME = "conformance-report.yaml"
 FIELDS = ("organization", "project", "version", "url", "contact")
@@ -111,7 +111,7 @@ def prepare(args: argparse.Namespace) -> Publication:
             raise ConfigError(f"--kill-matrix {path}: a second kill matrix for profile {profile}")
         if args.profile and profile not in args.profile:
             raise ConfigError(f"--kill-matrix {path}: of profile {profile}, which this run does not certify")
-        from harness.report.conformance import kill_rate
+        from harness.conformance.report import kill_rate
 
         try:
             kill_rate(matrix, load_catalog(profile, root))
@@ -156,11 +156,11 @@ def _implementation_fields(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def load_catalog(profile: str, root: Path) -> Catalog:
-    """A profile's catalog as the report counts it, and its digest (harness.report.catalog_hash)."""
+    """A profile's catalog as the report counts it, and its digest (harness.conformance.catalog_hash)."""
+    from harness.conformance.catalog_hash import catalog_digest
     from harness.paths import cassettes_dir
-    from harness.report.catalog_hash import catalog_digest
-    from harness.selection import rule_files
     from harness.spec import SpecError, load_profile, load_rule_file
+    from harness.spec.selection import rule_files
 
     spec = load_profile(profile, root)
     rules: dict[str, RuleInfo] = {}
@@ -309,7 +309,7 @@ def load_folder(folder: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def write_implementations(folder: Path, out: Path) -> list[Path]:
-    from harness.report.implementations import implementations_html, implementations_markdown
+    from harness.conformance.implementations import implementations_html, implementations_markdown
 
     reports = load_folder(folder)
     out.mkdir(parents=True, exist_ok=True)

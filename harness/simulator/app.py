@@ -2,7 +2,7 @@
 
 Anthropic Messages (`…/messages`), OpenAI-compatible Chat Completions (`…/chat/completions`, under any base
 path) and Gemini (`…/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`) answered by
-`harness.replay.simulator` from the request alone. `GET /__gc/health` answers ok and
+`harness.simulator.core` from the request alone. `GET /__gc/health` answers ok and
 `GET /__gc/stats` counts the provider calls (so a test can see live traffic went here and nowhere else).
 """
 
@@ -26,10 +26,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from harness.replay import server as server_module
-from harness.replay import sim_gemini as gem
-from harness.replay import sim_wire as wire
-from harness.replay import simulator as sim
 from harness.replay.validate import anthropic_integer_problems, openai_integer_problems
+from harness.simulator import core as sim
+from harness.simulator import gemini as gem
+from harness.simulator import wire
 
 
 class CutStream(Response):
