@@ -205,8 +205,8 @@ def test_records_json_and_sse_scrubbed_with_provenance(
     assert json.loads(plain.response.body)  # stored decoded, not gzip
     assert plain.request.path == family.paths[0]
     # The derived answer is the stream's generation: the same text, stop reason and usage.
-    from harness.record.scenario_check import _served
     from harness.checks.answer import summarize as read_answer
+    from harness.record.scenario_check import _served
 
     a, b = read_answer(_served(plain)), read_answer(_served(stream))
     assert a is not None and b is not None
