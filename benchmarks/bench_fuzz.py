@@ -9,7 +9,7 @@ Per profile, in one run and against the same embedded gateway (started as `gatew
   `--baseline` times in a row over one keep-alive httpx client, and one fixed well-formed request (answered
   through the replay upstream) — so the fuzz figure can be read as a ratio on a loaded machine;
 - generation: the fuzz's own example source run for `--examples` examples with nothing sent (hypothesis);
-- fuzz: `harness.fuzz.fuzz_profile` for `--examples` examples, with the time spent inside sending and judging
+- fuzz: `harness.fuzz.run.fuzz_profile` for `--examples` examples, with the time spent inside sending and judging
   summed (over every worker, when sending is concurrent).
 """
 
@@ -53,7 +53,7 @@ def _baseline(url: str, key: str, models: list[str], n: int) -> dict[str, float]
 def _generation(profile: str, models: list[str], examples: int, seed: int) -> float:
     """Seconds to produce `examples` cases with nothing sent: the fuzz's own source when it has one, else the
     hypothesis strategy driven as fuzz_profile drives it."""
-    import harness.fuzz as fuzz
+    import harness.fuzz.run as fuzz
 
     started = time.perf_counter()
     source = getattr(fuzz, "generate_cases", None)
@@ -93,12 +93,12 @@ def _generation(profile: str, models: list[str], examples: int, seed: int) -> fl
 
 @contextlib.contextmanager
 def _timed_send_and_check() -> Any:
-    """Sum the seconds spent in `harness.fuzz._send` and `harness.fuzz.invariants.check` (thread-safe enough:
+    """Sum the seconds spent in `harness.fuzz.run._send` and `harness.fuzz.invariants.check` (thread-safe enough:
     float += under the GIL per call)."""
     import threading
 
-    import harness.fuzz as fuzz
     import harness.fuzz.invariants as invariants
+    import harness.fuzz.run as fuzz
 
     totals = {"send": 0.0, "check": 0.0}
     lock = threading.Lock()
@@ -130,7 +130,8 @@ def _timed_send_and_check() -> Any:
 
 
 def bench(profile: str, examples: int, seed: int, baseline_n: int, work: Path) -> dict[str, Any]:
-    from harness.fuzz import _models, fuzz_profile, tapped_replay
+    from harness.fuzz.run import _models, fuzz_profile
+    from harness.fuzz.tap import tapped_replay
     from harness.orchestrate.embedded import reference_gateway
 
     key = secrets.token_urlsafe(24)

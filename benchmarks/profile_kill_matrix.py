@@ -16,8 +16,9 @@ import threading
 import time
 from pathlib import Path
 
+from harness.cli import build_parser
 from harness.mutants.catalog import load_catalog
-from harness.mutants.cli import BASE_FEATURES, build_parser, rig
+from harness.mutants.command import BASE_FEATURES, rig
 from harness.mutants.kill import case_key, cases_of, run_catalog
 from harness.mutants.schedule import plan
 from harness.paths import specs_dir
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--feature", action="append", default=[])
     ap.add_argument("--profile", default="ezat")
     opts = ap.parse_args(argv)
-    args = build_parser().parse_args(["--profile", opts.profile, "--jobs", str(opts.jobs)])
+    args = build_parser().parse_args(["mutants", "--profile", opts.profile, "--jobs", str(opts.jobs)])
     profile = load_profile(opts.profile)
     rules = [r for f in rule_files(specs_dir() / opts.profile) for r in load_rule_file(f).rules]
     cases = cases_of(rules)

@@ -277,36 +277,8 @@ def format_report(report: DriftReport) -> str:
     return "\n".join(lines)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="gateway-conformance drift",
-        description="Compare a (new) version of a gateway's doc with its rules and coverage ledger.",
-    )
-    p.add_argument("--profile", required=True, help="whose rules and ledger (specs/<profile>/)")
-    p.add_argument(
-        "--doc",
-        type=Path,
-        default=None,
-        help="the doc's Markdown file, e.g. a new version (default: the copy shipped beside the profile, "
-        "specs/<profile>/<doc>.md)",
-    )
-    p.add_argument(
-        "--specs-dir",
-        "--specs",  # the old spelling; every other command says --specs-dir
-        dest="specs",
-        type=Path,
-        default=None,
-        help="the specs folder (default: this package's)",
-    )
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    return p
-
-
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:  # argparse: --help is 0, a usage error is bad configuration
-        return EXIT_OK if exc.code == 0 else EXIT_CONFIG
+def run(args: argparse.Namespace) -> int:
+    """`drift` with the arguments harness/cli/drift.py parsed."""
     specs = args.specs or specs_dir()
     try:
         if not (specs / args.profile / "profile.yaml").is_file():
@@ -329,7 +301,3 @@ def main(argv: list[str]) -> int:
     else:
         print(format_report(report))
     return EXIT_DRIFT if report.drifted else EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

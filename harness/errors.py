@@ -58,3 +58,7 @@ class HarnessFailure(HarnessError):
 
 class CheckError(HarnessError):
     """Rule data that a check cannot evaluate (the rule's fault, not the gateway's)."""
+
+
+class FuzzConfigError(ConfigError):
+    """A fuzz run that cannot start as asked: exit 3."""

@@ -29,7 +29,8 @@ def clients_argv(args: argparse.Namespace, out_dir: Path, profiles: list[str]) -
 def run_clients(args: argparse.Namespace, report_dir: Path, certified: list[str]) -> list[dict[str, Any]]:
     """Run the clients in the certified profiles that have client scenarios; their results documents (empty,
     saying so, when none has). A configuration error of the clients run is certify's (exit 3)."""
-    from harness.clients.command import main as clients_main
+    from harness.clients.command import run as run_clients_command
+    from harness.clients.options import add_arguments
     from harness.clients.scenarios import load_scenarios
 
     known = load_scenarios().profiles
@@ -38,7 +39,9 @@ def run_clients(args: argparse.Namespace, report_dir: Path, certified: list[str]
         print(f"--clients: no client scenarios for profile(s) {', '.join(certified)}; no client was run")
         return []
     out_dir = report_dir / "clients"
-    code = clients_main(clients_argv(args, out_dir, profiles))
+    parser = argparse.ArgumentParser(prog="gateway-conformance certify --clients")
+    add_arguments(parser)
+    code = run_clients_command(parser.parse_args(clients_argv(args, out_dir, profiles)))
     if code == 3:
         raise ConfigError("--clients: the client run refused its configuration (see the line above)")
     documents = []

@@ -1,14 +1,15 @@
 """`certify`: its arguments (the plugin options it accepts, shared with the plugin) and the call into
-harness/certify/run.py."""
+harness/certify/command.py."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from harness.orchestrate.options import add_certify_options
 
 
-def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     c = sub.add_parser(
         "certify",
         help="run the rules and write a report (default: the embedded reference gateway, every profile)",
@@ -41,6 +42,6 @@ def certify_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def certify(args: argparse.Namespace) -> int:
-    from harness.certify.run import certify as run_certify
+    from harness.certify.command import certify as run_certify
 
     return run_certify(args)

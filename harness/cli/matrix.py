@@ -6,6 +6,7 @@ import argparse
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from harness.outcomes import EXIT_HARNESS, EXIT_OK, KEY_ENV
 
@@ -17,7 +18,7 @@ def _gateway(text: str) -> tuple[str, str]:
     return name, url
 
 
-def matrix_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "matrix",
         help="rule-by-gateway compatibility matrix across profiles",

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_FAILURES, EXIT_OK, KEY_ENV
 
 
-def roles_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _roles_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "roles",
         help="list a profile's model roles and optional features; draft a model map",
@@ -77,7 +78,7 @@ def roles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def new_profile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _new_profile_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "new-profile",
         help="scaffold a profile for your own gateway's docs (run it with --specs-dir)",
@@ -112,7 +113,7 @@ def new_profile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def lint_specs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _lint_specs_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "lint-specs",
         help="validate a specs dir: schemas, rule ids, roles and features, ledger, quotes in the doc",
@@ -155,3 +156,9 @@ def lint_specs(args: argparse.Namespace) -> int:
         print(problem)
     print(f"{len(names)} profile(s) checked under {root}: {len(problems) or 'no'} problem(s)")
     return EXIT_FAILURES if problems else EXIT_OK
+
+
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
+    _roles_parser(sub)
+    _new_profile_parser(sub)
+    _lint_specs_parser(sub)

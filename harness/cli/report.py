@@ -1,15 +1,17 @@
-"""`report`: a report folder from results files."""
+"""`report` (a report folder from results files, or the implementations table) and `verify-report` (a
+conformance report checked against the installed suite)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_OK
 
 
-def report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "report",
         help="render reports (HTML certificate, Markdown, badge) from results files",
@@ -25,6 +27,22 @@ def report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="instead: the table of every conformance report (*.yaml) under DIR (implementations.md, .html)",
     )
     p.set_defaults(func=report)
+    v = sub.add_parser(
+        "verify-report",
+        help="re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
+        description="Re-check a conformance-report.yaml against the installed suite: its schema, the suite "
+        "version, each profile's catalog and cassette digest, and that its statistics add up to its results. "
+        "Exit 0 when it holds, 1 (one line per reason) when not, 3 when the file cannot be read.",
+    )
+    v.add_argument("report", type=Path, metavar="FILE", help="a conformance-report.yaml")
+    v.add_argument("--specs-dir", metavar="DIR", help="the specs dir the report's profiles came from")
+    v.set_defaults(func=verify_report)
+
+
+def verify_report(args: argparse.Namespace) -> int:
+    from harness.conformance.publish import verify_command
+
+    return verify_command(args)
 
 
 def report(args: argparse.Namespace) -> int:

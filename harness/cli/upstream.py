@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_OK
 
 
-def serve_upstream_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "serve-upstream",
         help="run the replay upstream standalone for any gateway",

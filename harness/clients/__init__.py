@@ -7,15 +7,5 @@ drivers/       one small driver per client library (Python in-process, Node thro
 judge.py       pure: scenario x observation -> violations; a client's outcomes -> READY/LIMITED/BROKEN
 runner.py      one gateway, one profile: markers, drivers, upstream calls, results document
 table.py       the clients x scenarios table (terminal, summary.md)
-command.py     the command line
+command.py     the command's work (options.py: its options; harness/cli/clients.py parses them)
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from harness.clients.command import main as run
-
-    return run(argv)

@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import shlex
-import sys
 from collections.abc import Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -23,47 +22,8 @@ from harness.clients.drivers import Driver, all_drivers
 from harness.clients.runner import Target, run_profile
 from harness.clients.scenarios import Catalog, load_scenarios
 from harness.clients.table import markdown_table, text_table, verdicts
-from harness.errors import ConfigError, HarnessError
-from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="gateway-conformance clients",
-        description="Will my application work through it? Drive the client libraries (openai-python, "
-        "langchain, openai-node, ai-sdk, ...) through a gateway, each scenario's provider answer scripted; "
-        "a verdict per client (READY / LIMITED / BROKEN). Without --gateway-url: the embedded reference "
-        "gateway, every profile.",
-    )
-    p.add_argument("--gateway-url", metavar="URL", help="the gateway's OpenAI base URL (needs one --profile)")
-    p.add_argument("--gateway-key", metavar="KEY", help=f"the gateway's API key (default: ${KEY_ENV})")
-    p.add_argument("--profile", action="append", default=[], metavar="NAME", help="profile(s) (repeatable)")
-    p.add_argument("--model-map", metavar="FILE", help="YAML: model roles to your ids (with --gateway-url)")
-    p.add_argument("--replay-url", metavar="URL", help="a replay upstream already running")
-    p.add_argument("--replay-port", metavar="P", type=int, help="serve the replay upstream on 127.0.0.1:P")
-    p.add_argument("--report-dir", help="where to write (default: ./gc-clients/<UTC time>)")
-    p.add_argument(
-        "--expectations", metavar="FILE", help="known failures (XFAIL), as for certify (one profile)"
-    )
-    p.add_argument("--client", action="append", default=[], metavar="GLOB", help="only these clients")
-    p.add_argument("--scenario", action="append", default=[], metavar="GLOB", help="only these scenarios")
-    p.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="NAME:VALUE",
-        help="a header every client sends on every request (a gateway's routing headers; repeatable)",
-    )
-    p.add_argument("--list", action="store_true", help="list the clients and scenarios, run nothing")
-    p.add_argument(
-        "--mutants",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="instead: the embedded reference gateway with each of these mutants (real gateway bugs, "
-        "harness/mutants/catalog.yaml) in turn; count those that make a client scenario fail (one --profile)",
-    )
-    return p
+from harness.errors import ConfigError
+from harness.outcomes import EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
 
 
 def _pick(
@@ -255,19 +215,3 @@ def _write(report_dir: Path, documents: Sequence[dict[str, Any]]) -> None:
     for doc in documents:
         tables += ["", *markdown_table(doc)]
     summary.write_text("\n".join(tables) + "\n\n" + summary.read_text(encoding="utf-8"), encoding="utf-8")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return EXIT_CONFIG if exc.code not in (0, None) else 0
-    try:
-        return run(args)
-    except ConfigError as exc:
-        print(f"gateway-conformance clients: configuration error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    except HarnessError as exc:
-        print(f"gateway-conformance clients: harness failure: {exc}", file=sys.stderr)
-        return EXIT_HARNESS

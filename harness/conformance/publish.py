@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 from harness import __version__
 from harness.conformance.report import Catalog, Implementation, RuleInfo, build_report, inconsistencies
 from harness.errors import ConfigError
-from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
+from harness.outcomes import EXIT_FAILURES, EXIT_OK
 
 REPORT_NAME = "conformance-report.yaml"
 FIELDS = ("organization", "project", "version", "url", "contact")
@@ -261,26 +260,10 @@ def verify(report: Any, specs_dir: str | None = None) -> list[str]:
 # --- commands ---------------------------------------------------------------------------------------------
 
 
-def verify_main(argv: Sequence[str]) -> int:
+def verify_command(args: argparse.Namespace) -> int:
     """`gateway-conformance verify-report FILE`: exit 0 when the installed suite stands behind it, 1 with
-    one line per reason when not, 3 when the file cannot be read."""
-    parser = argparse.ArgumentParser(
-        prog="gateway-conformance verify-report",
-        description="Re-check a conformance-report.yaml against the installed suite: its schema, the suite "
-        "version, each profile's catalog and cassette digest, and that its statistics add up to its results. "
-        "Exit 0 when it holds, 1 (one line per reason) when not, 3 when the file cannot be read.",
-    )
-    parser.add_argument("report", type=Path, metavar="FILE", help="a conformance-report.yaml")
-    parser.add_argument("--specs-dir", metavar="DIR", help="the specs dir the report's profiles came from")
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
-    try:
-        problems = verify(read_report(args.report), args.specs_dir)
-    except ConfigError as exc:
-        print(f"gateway-conformance verify-report: configuration error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+    one line per reason when not, 3 when the file cannot be read (harness/cli/report.py parses the arguments)."""
+    problems = verify(read_report(args.report), args.specs_dir)
     for problem in problems:
         print(f"{args.report}: rejected: {problem}")
     if problems:

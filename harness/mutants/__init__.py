@@ -1,7 +1,2 @@
-"""Mutant gateways: one plausible bug each, applied by a mutating proxy, and the kill matrix they produce."""
-
-from __future__ import annotations
-
-from harness.mutants.cli import main
-
-__all__ = ["main"]
+"""Mutant gateways: one plausible bug each, applied by a mutating proxy, and the kill matrix they produce
+(`gateway-conformance mutants`: harness/mutants/command.py; its arguments harness/cli/mutants.py)."""

@@ -90,7 +90,7 @@ def run_pairs(
 ) -> list[MutantResult]:
     """Run every reachable pair; one MutantResult per mutant (in the given order).
 
-    `rig` is a `harness.mutants.cli.Rig` (target, http, replay, use()); its http client carries
+    `rig` is a `harness.mutants.command.Rig` (target, http, replay, use()); its http client carries
     `routing.hook` as a request hook.
     """
     pairs, reused = plan(mutants, baseline, upstream_blind)

@@ -130,7 +130,7 @@ def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.C
 
 def test_the_embedded_certify_fuzzes_each_gateway_into_a_robustness_area(tmp_path: Path) -> None:
     """Issue 13: certify's embedded run also sends a small fixed-seed budget of hostile requests."""
-    from harness.certify.run import certify_embedded
+    from harness.certify.command import certify_embedded
 
     (document,) = certify_embedded(
         ["ezat"], features=[], report_dir=tmp_path, extra=["--rule", "ezat/finish/end-turn"], fuzz_examples=12

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness import drift
+from harness.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,7 +114,7 @@ def test_the_shipped_docs_have_no_drift(
     profile: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The way a user checks a ledger against a doc: exit 0, nothing listed."""
-    assert drift.main(["--profile", profile, "--doc", str(write_doc(tmp_path, profile))]) == 0
+    assert cli_main(["drift", "--profile", profile, "--doc", str(write_doc(tmp_path, profile))]) == 0
     assert "verdict: no drift" in capsys.readouterr().out
 
 
@@ -130,7 +131,7 @@ def test_an_edited_ezat_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture
         return text
 
     doc = write_doc(tmp_path, "ezat", edit)
-    assert drift.main(["--profile", "ezat", "--doc", str(doc), "--json"]) == 1
+    assert cli_main(["drift", "--profile", "ezat", "--doc", str(doc), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     changed = {d["where"]: d for d in report["rules"]}
     assert changed["ezat/images/private-url-refused"]["status"] == "changed"
@@ -150,7 +151,7 @@ def test_an_edited_lyrouter_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFix
         return text.replace(sentence, "")
 
     doc = write_doc(tmp_path, "lyrouter", edit)
-    assert drift.main(["--profile", "lyrouter", "--doc", str(doc)]) == 1
+    assert cli_main(["drift", "--profile", "lyrouter", "--doc", str(doc)]) == 1
     out = capsys.readouterr().out
     assert "no longer switches channels" in out
     assert "ledger sentences that are gone: 0" not in out
@@ -166,7 +167,7 @@ def test_an_edited_lyrouter_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFix
     ids=["unknown-profile", "missing-doc", "usage-error"],
 )
 def test_bad_configuration_exits_3(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert drift.main(argv) == 3
+    assert cli_main(["drift", *argv]) == 3
     assert message in capsys.readouterr().err
 
 
@@ -183,7 +184,7 @@ def test_a_profile_without_a_ledger_is_bad_configuration(
     )
     doc = tmp_path / "doc.md"
     doc.write_text("## S\n\nText.\n", encoding="utf-8")
-    assert drift.main(["--profile", "p", "--doc", str(doc), "--specs", str(specs)]) == 3
+    assert cli_main(["drift", "--profile", "p", "--doc", str(doc), "--specs", str(specs)]) == 3
     assert "no coverage ledger" in capsys.readouterr().err
 
 

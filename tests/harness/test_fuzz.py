@@ -12,13 +12,20 @@ from typing import Any
 import jsonschema
 import pytest
 
-from harness.fuzz import fuzz_profile, main, tapped_replay
+from harness.cli import main as cli_main
 from harness.fuzz.document import results_document
 from harness.fuzz.invariants import Answer, Exchange, check, error_shape, json_problem, style_for
+from harness.fuzz.run import fuzz_profile
 from harness.fuzz.strategies import Case
+from harness.fuzz.tap import tapped_replay
 from harness.paths import schema_path
 from reference_gateway.app import create_app
 from tests.reference_gateway.conftest import CLIENT_KEY, ServerThread, gateway_settings, read_request
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["fuzz", *argv])
+
 
 ENVELOPE = json.dumps(
     {"error": {"message": "m", "type": "invalid_request_error", "param": None, "code": None}}

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from harness.fuzz import _generator, _models, generate_cases
+from harness.fuzz.run import _generator, _models, generate_cases
 from harness.fuzz.shrink import shrink
 from harness.fuzz.strategies import Case, RandomSource, example_source, request_schema
 

@@ -618,9 +618,10 @@ ALWAYS = [
 
 
 def test_sampled_mutants_are_all_killed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.mutants import main
+    from harness.cli import main
 
     argv = [
+        "mutants",
         "--sample",
         "12",
         "--seed",

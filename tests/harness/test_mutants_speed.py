@@ -12,7 +12,7 @@ import pytest
 from harness.engine.target import Outcome
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, ServedAnswer, UpstreamCall
 from harness.mutants.catalog import Mutant, load_catalog, mutant_from
-from harness.mutants.cli import parse_shard, shard_of
+from harness.mutants.command import parse_shard, shard_of
 from harness.mutants.kill import Kill, Matrix, MutantResult, matrix_json, merge_matrices
 from harness.mutants.kill import diff_kill_sets as diff
 from harness.mutants.reach import reaches
@@ -280,17 +280,17 @@ SLICE = [
 
 
 def _run(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
-    from harness.mutants import main
+    from harness.cli import main
 
     out = tmp_path / name
-    code = main([*SLICE, *extra, "--out", str(out)])
+    code = main(["mutants", *SLICE, *extra, "--out", str(out)])
     assert code in (0, 1), code  # 1: a survivor in this rule slice (a killer may be in another area)
     document: dict[str, Any] = json.loads((out / "kill-matrix.json").read_text())
     return document
 
 
 def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path: Path) -> None:
-    from harness.mutants import main
+    from harness.cli import main
 
     pooled = _run(tmp_path, "pooled")
     assert pooled["totals"]["killed"] >= 10
@@ -302,7 +302,14 @@ def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path:
     for i in (1, 2):
         _run(tmp_path, f"shard{i}", "--shard", f"{i}/2")
     assert main(
-        ["--merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(tmp_path / "m")]
+        [
+            "mutants",
+            "--merge",
+            str(tmp_path / "shard1"),
+            str(tmp_path / "shard2"),
+            "--out",
+            str(tmp_path / "m"),
+        ]
     ) in (
         0,
         1,
@@ -345,7 +352,7 @@ def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: st
     """One declaration (orchestrate.embedded) for certify and mutants: features, keep-alive silence, limit."""
     import argparse
 
-    from harness.mutants.cli import BASE_FEATURES, base_features
+    from harness.mutants.command import BASE_FEATURES, base_features
     from harness.orchestrate.embedded import embedded, embedded_args, embedded_features
 
     declared = embedded(profile)
@@ -360,10 +367,20 @@ def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: st
 def test_the_lyrouter_baseline_has_no_failing_rule_variant(tmp_path: Path) -> None:
     """Before the shared declaration, `mutants --profile lyrouter` started the gateway without its workspace
     Default Model features, and 11 rule variants failed with no mutant at all."""
-    from harness.mutants import main
+    from harness.cli import main
 
     code = main(
-        ["--profile", "lyrouter", "--mutant", "lyrouter/numbers/*", "--jobs", "4", "--out", str(tmp_path)]
+        [
+            "mutants",
+            "--profile",
+            "lyrouter",
+            "--mutant",
+            "lyrouter/numbers/*",
+            "--jobs",
+            "4",
+            "--out",
+            str(tmp_path),
+        ]
     )
     report = json.loads((tmp_path / "kill-matrix.json").read_text())
     assert report["baseline_broken"] == [] and code == 0

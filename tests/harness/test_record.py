@@ -1,4 +1,4 @@
-"""harness.record.run: re-recording cassettes against fake Anthropic, OpenAI and Gemini providers on loopback
+"""harness.record.command: re-recording cassettes against fake Anthropic, OpenAI and Gemini providers on loopback
 (nothing leaves it), table-driven over the three families."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import pytest
 
 from harness import paths, sse
 from harness.cassette.document import load_cassette
+from harness.cli import main as cli_main
+from harness.record.command import api_host, diff_cassettes, fault_reason
 from harness.record.providers import PROVIDERS, gemini_path
-from harness.record.run import api_host, diff_cassettes, fault_reason, main
 from tests.harness.fake_providers import APPS, DEFAULT_STOP, FakeProvider
 from tests.harness.tiny_gateways import serve
 
@@ -32,6 +33,10 @@ SSE_NAMES = [
     "message_delta",
     "message_stop",
 ]
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["record", *argv])
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import pytest
 from harness import paths
 from harness.cassette.document import load_cassette
 from harness.cassette.scenario import parse_scenario
+from harness.cli import main as cli_main
 from harness.orchestrate.child import Run, run_pytest
 from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway
 from harness.paths import specs_dir
-from harness.record.run import main
 from harness.record.scenario_check import cassette_problems
 from harness.replay.server import ReplayServer
 from harness.simulator.app import SimulatorServer
@@ -65,8 +65,16 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
         monkeypatch.setenv(var, value)
     with SimulatorServer(seed=23) as simulator:
         codes = {
-            family: main(
-                ["--provider", family, "--base-url", simulator.url + suffix, "--cassettes-dir", str(folder)]
+            family: cli_main(
+                [
+                    "record",
+                    "--provider",
+                    family,
+                    "--base-url",
+                    simulator.url + suffix,
+                    "--cassettes-dir",
+                    str(folder),
+                ]
             )
             for family, suffix in SUFFIX.items()
         }

@@ -18,8 +18,8 @@ from harness.cassette.scenario import parse_scenario, with_nonce
 from harness.checks.answer import summarize as read_answer
 from harness.errors import ConfigError
 from harness.families import endpoint_kind
+from harness.record.command import cassettes_folder
 from harness.record.derive import derive_nonstream
-from harness.record.run import cassettes_folder
 from harness.record.scenario_check import _served, cassette_problems, problems
 
 CASSETTES = paths.cassettes_dir()

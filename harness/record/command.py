@@ -54,7 +54,7 @@ from harness.cassette.document import (
 from harness.cassette.scenario import Scenario, parse_scenario, with_nonce
 from harness.errors import ConfigError
 from harness.families import EndpointKind, endpoint_kind
-from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_OK
+from harness.outcomes import EXIT_FAILURES, EXIT_OK
 from harness.record.derive import DeriveError, derive_nonstream, nonstream_request
 from harness.record.diff import diff_cassettes, fault_reason, summarize
 from harness.record.providers import PROVIDERS, Provider, ProviderError
@@ -65,7 +65,6 @@ __all__ = [
     "NotReproduced",
     "diff_cassettes",
     "fault_reason",
-    "main",
     "record_scenario",
     "write_checked",
 ]
@@ -382,37 +381,6 @@ def write_checked(cassette: Cassette, dest: Path, key: str, *, staging: Path) ->
 # Command line
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="gateway-conformance record",
-        description="Regenerate cassettes against a live provider: each scenario is provoked with its own request "
-        "and written only when the recording shows it; the semantic diff is printed.",
-    )
-    p.add_argument("--provider", required=True, help=f"the provider to record from ({'|'.join(PROVIDERS)})")
-    p.add_argument(
-        "--scenario",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only cassettes whose name matches (repeatable; default: all)",
-    )
-    p.add_argument("--base-url", help="the provider's API base URL (default: its public API)")
-    p.add_argument(
-        "--cassettes-dir",
-        type=Path,
-        help="the cassettes folder to refresh (default: ./cassettes, seeded from the suite's set when missing)",
-    )
-    p.add_argument(
-        "--attempts",
-        type=int,
-        default=1,
-        metavar="N",
-        help="record a scenario up to N times until a recording shows it (default 1)",
-    )
-    p.add_argument("--dry-run", action="store_true", help="record and show the diff, but write nothing")
-    return p
-
-
 def _safe_url(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -429,16 +397,9 @@ def _select(folder: Path, globs: Sequence[str]) -> list[Path]:
     return [f for f in files if any(fnmatch.fnmatchcase(n, g) for n in names[f] for g in globs)]
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
-    try:
-        return _run(args, sys.stdout)
-    except ConfigError as exc:
-        print(f"gateway-conformance record: configuration error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+def run(args: argparse.Namespace) -> int:
+    """`record` with the arguments harness/cli/record.py parsed."""
+    return _run(args, sys.stdout)
 
 
 def _target(args: argparse.Namespace) -> Target:

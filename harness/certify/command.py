@@ -206,7 +206,7 @@ def certify_embedded(
     replay upstream's tap saw, which must be its own requests only."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.fuzz import tapped_replay
+    from harness.fuzz.tap import tapped_replay
 
     key = "gc-" + secrets.token_hex(16)
     pairs = embedded_runs(profiles)
@@ -289,8 +289,8 @@ def with_robustness(
     document: dict[str, Any], run: Run, key: str, tap: Any, examples: int, out_dir: Path
 ) -> dict[str, Any]:
     """`document` with a bounded fuzz of the same gateway added as its `robustness` area (fixed seed)."""
-    from harness.fuzz import fuzz_profile
     from harness.fuzz.document import results_document
+    from harness.fuzz.run import fuzz_profile
     from harness.outcomes import count_outcomes
 
     tap.take()

@@ -1,4 +1,5 @@
-"""`gateway-conformance mutants`: run mutant gateways against a profile's catalog and print the kill matrix.
+"""`gateway-conformance mutants`: run mutant gateways against a profile's catalog and print the kill matrix
+(the arguments are harness/cli/mutants.py's).
 
 Exit codes: 0 every mutant killed (or explained), 1 a mutant survived, 2 the harness failed, 3 bad configuration.
 """
@@ -56,100 +57,6 @@ def base_features(args: argparse.Namespace) -> frozenset[str]:
 
     declared = BASE_FEATURES if args.gateway_url else embedded(args.profile).features
     return frozenset(declared) | frozenset(args.feature)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gateway-conformance mutants", description=__doc__.splitlines()[0])
-    p.add_argument("--profile", default="ezat", help="whose catalog and mutants (default ezat)")
-    p.add_argument(
-        "--mutant", action="append", default=[], metavar="GLOB", help="only mutants whose id matches"
-    )
-    p.add_argument(
-        "--sample", type=int, metavar="N", help="N mutants at random (fixed --seed) plus --always ones"
-    )
-    p.add_argument("--seed", type=int, default=6, help="the random seed of --sample (default 6)")
-    p.add_argument(
-        "--always", action="append", default=[], metavar="ID", help="always run this mutant with --sample"
-    )
-    p.add_argument(
-        "--jobs", "-j", type=int, default=4, help="rule variants run in parallel threads (default 4)"
-    )
-    p.add_argument(
-        "--first-kill",
-        action="store_true",
-        help="stop a mutant at its first killing rule (its `killed_by` hints first): proves every mutant "
-        "dies, fast; the full matrix needs every rule",
-    )
-    p.add_argument("--out", help="where to write kill-matrix.json and .md (default ./gc-mutants/<UTC time>)")
-    p.add_argument(
-        "--gateway-url", help="another gateway's OpenAI base URL (default: start the reference gateway)"
-    )
-    p.add_argument("--gateway-key", help="its API key (default $GC_GATEWAY_KEY)")
-    p.add_argument(
-        "--replay-url", help="with --gateway-url: the replay upstream your gateway normally talks to"
-    )
-    p.add_argument(
-        "--upstream-proxy-port",
-        type=int,
-        help="with --gateway-url: serve the upstream-side proxy on "
-        "127.0.0.1:P (point your gateway's Anthropic base URL there); without it, upstream mutants are "
-        "not run",
-    )
-    p.add_argument("--feature", action="append", default=[], help="declare an optional feature (repeatable)")
-    p.add_argument(
-        "--no-baseline",
-        action="store_true",
-        help="skip the run without a mutant (it finds rule variants that fail anyway; CI may trust certify)",
-    )
-    p.add_argument(
-        "--rule-timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds a rule may take before the gateway's answer counts as hung (default 30)",
-    )
-    p.add_argument(
-        "--keepalive-silence",
-        type=float,
-        help="with --gateway-url: the keep-alive silence your gateway declares (default 25; the embedded "
-        "reference gateway states its own)",
-    )
-    p.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only rules whose id matches (a partial matrix: no rules-killing-none verdict)",
-    )
-    p.add_argument(
-        "--shard",
-        metavar="I/N",
-        help="run only slice I of N (mutants in catalog order, every N-th from the I-th); merge the "
-        "slices' kill-matrix.json with --merge",
-    )
-    p.add_argument(
-        "--merge",
-        nargs="+",
-        metavar="DIR",
-        help="build one kill matrix from the shards' outputs (directories holding kill-matrix.json, or the "
-        "files) and exit; writes to --out",
-    )
-    p.add_argument(
-        "--one-at-a-time",
-        action="store_true",
-        help="run each mutant against the whole catalog, one mutant after the other (the slow way, "
-        "without reusing baseline outcomes; for comparison)",
-    )
-    p.add_argument(
-        "--nonstream-timeout",
-        type=float,
-        default=None,
-        metavar="S",
-        help="with --gateway-url: your gateway's non-streaming limit (504 after S seconds); the reference "
-        "gateway states its own",
-    )
-    p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
-    return p
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -300,12 +207,8 @@ def _unattributed(replay: ReplayClient) -> bool:
     return any(d.get("kind") in ("unmarked", "unknown-marker", "unknown-path") for d in replay.diagnostics())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
+def run(args: argparse.Namespace) -> int:
+    """The kill matrix of `args` (harness/cli/mutants.py parses them)."""
     from harness.paths import specs_dir
     from harness.spec import SpecError, load_profile, load_rule_file
     from harness.spec.collection import CatalogError as RuleCatalogError
@@ -477,4 +380,4 @@ def merge_main(args: argparse.Namespace, catalog: Catalog) -> int:
     return write_matrix(out, matrix)
 
 
-__all__ = ["case_key", "main", "merge_matrices", "shard_of"]
+__all__ = ["case_key", "merge_matrices", "run", "shard_of"]

@@ -1,0 +1,147 @@
+"""`gateway-conformance fuzz`: the command's work (harness/cli/fuzz.py parses its arguments): the profiles to
+fuzz, the gateway (embedded or yours) behind the tapped replay upstream, the failures printed, the results
+written in certify's report format (area `robustness`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.errors import FuzzConfigError
+from harness.fuzz.run import ProfileRun, fuzz_profile
+from harness.fuzz.tap import tapped_replay
+from harness.outcomes import EXIT_FAILURES, EXIT_OK, KEY_ENV
+
+
+def _summary(run: ProfileRun) -> str:
+    f = run.figures
+    return (
+        f"fuzz {run.profile}: {f.examples} examples in {f.seconds:.1f}s — 5xx {f.server_errors}, non-envelope "
+        f"{f.non_envelope}, invalid upstream JSON {f.invalid_upstream_json}, refused but sent upstream "
+        f"{f.refused_reaching_upstream}, hangs {f.hangs}, upstream requests {f.upstream_requests}"
+        + ("" if run.observed_upstream else " (upstream not observed)")
+    )
+
+
+def _print_failure(run: ProfileRun) -> None:
+    failure = run.failure
+    if failure is None:
+        return
+    case = failure.exchange.case
+    print(
+        f"\nFAIL {run.profile}: hypothesis's shrunk minimal example ({case.kind}: {case.note}; {failure.found})",
+        file=sys.stderr,
+    )
+    for violation in failure.violations:
+        print(f"  {violation.rule_id}: {violation.message}", file=sys.stderr)
+    body = repr(case.body) if len(case.body) <= 600 else f"{case.body[:600]!r}... ({len(case.body)} bytes)"
+    print(f"  content-type: {case.content_type!r}\n  body: {body}", file=sys.stderr)
+    print(f"  repro: {failure.curl}", file=sys.stderr)
+
+
+def _write(
+    run: ProfileRun, out_dir: Path, args: argparse.Namespace, replay_url: str | None, description: str
+) -> Path:
+    from harness.fuzz.document import results_document
+
+    document = results_document(
+        run, examples=args.examples, seed=args.seed, replay_url=replay_url, description=description
+    )
+    path = out_dir / run.profile / "robustness.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _check_catalogs(profiles: Sequence[str] | None) -> None:
+    """A profile whose rule files do not load is bad configuration here too (the fuzz reads its profile)."""
+    from harness.orchestrate.child import profiles_with_rules
+    from harness.paths import specs_dir
+    from harness.spec.collection import CatalogError, check_catalog
+
+    try:
+        check_catalog([specs_dir() / p for p in (profiles or profiles_with_rules())])
+    except CatalogError as exc:
+        raise FuzzConfigError(str(exc)) from exc
+
+
+def _run(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
+    if args.examples < 1:
+        raise FuzzConfigError("--examples must be at least 1")
+    _check_catalogs(args.profile)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out_dir = Path(args.report_dir or Path("gc-report") / f"fuzz-{stamp}")
+    budget = {
+        "examples": args.examples,
+        "seconds": args.seconds,
+        "seed": args.seed,
+        "timeout": args.rule_timeout,
+    }
+    runs: list[ProfileRun] = []
+    if args.gateway_url:
+        if not args.profile or len(args.profile) != 1:
+            raise FuzzConfigError("--gateway-url needs exactly one --profile NAME")
+        key = args.gateway_key or os.environ.get(KEY_ENV)
+        with contextlib.ExitStack() as stack:
+            replay_url, tap = None, None
+            if args.replay_port is not None:
+                replay_url, tap = stack.enter_context(tapped_replay(args.replay_port))
+                print(
+                    f"replay upstream (observed) at {replay_url}; point your gateway's upstream there",
+                    flush=True,
+                )
+            run = fuzz_profile(
+                args.profile[0], args.gateway_url, key, tap, models=args.model, spill_dir=out_dir, **budget
+            )
+            runs.append(run)
+            print(_summary(run), flush=True)
+            print(f"results: {_write(run, out_dir, args, replay_url, args.gateway_url)}", flush=True)
+    else:
+        from harness.orchestrate.child import profiles_with_rules
+        from harness.orchestrate.embedded import reference_gateway
+        from harness.orchestrate.embedded_catalog import gateways_for
+
+        # the reference gateway's own profiles: a catalog it serves under other profiles (openai) has no
+        # gateway profile of its name to start, and its gateways are fuzzed under their own names
+        own = [p for p in profiles_with_rules() if gateways_for(p) == (p,)]
+        foreign = [p for p in args.profile or () if p not in own]
+        if foreign:
+            raise FuzzConfigError(
+                f"the reference gateway has no profile {', '.join(foreign)}; fuzz one of {', '.join(own)}, "
+                "or your gateway with --gateway-url"
+            )
+        launch = reference_gateway
+        key = secrets.token_urlsafe(24)
+        with tapped_replay() as (replay_url, tap):
+            for profile in args.profile or own:
+                log = out_dir / profile / "gateway.log"
+                with launch(profile, replay_url, key, log) as url:
+                    run = fuzz_profile(profile, url, key, tap, models=args.model, spill_dir=out_dir, **budget)
+                runs.append(run)
+                print(_summary(run), flush=True)
+                print(
+                    f"results: {_write(run, out_dir, args, replay_url, 'reference gateway (embedded)')}",
+                    flush=True,
+                )
+    for run in runs:
+        _print_failure(run)
+        if run.healthy is not None:
+            print(f"\nFAIL {run.profile}: {run.healthy}", file=sys.stderr)
+    broken = [r.profile for r in runs if r.failure is not None or r.healthy is not None]
+    print(
+        "verdict: " + (f"invariants broken ({', '.join(broken)})" if broken else "nothing found"), flush=True
+    )
+    return EXIT_FAILURES if broken else EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit codes: 0 nothing found, 1 an invariant broken, 2 the harness failed, 3 bad configuration."""
+    return _run(args)
