@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, SpecError
 from harness.paths import specs_dir
-from harness.spec import SpecError, load_profile, load_rule_file
+from harness.spec import load_profile, load_rule_file
 from harness.spec.selection import rule_files
 
 EXIT_OK, EXIT_DRIFT, EXIT_CONFIG = 0, 1, 3

@@ -13,11 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
-
-
-class ExpectationsError(ConfigError):
-    """An expectations file that cannot be used (bad configuration)."""
+from harness.errors import ExpectationsError
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.errors import ModelMapError
 from harness.spec import Profile
-
-
-class ModelMapError(ConfigError):
-    """A model map that cannot be used."""
 
 
 def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str | None]:

@@ -18,7 +18,7 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness.cassette.bodies import parse_json_body, stream_flag
-from harness.errors import HarnessError
+from harness.errors import CassetteError
 
 CASSETTE_FORMAT_VERSION = 1
 
@@ -57,15 +57,6 @@ REDACTED = "<REDACTED>"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # `host` or `host:port` (IPv6 in brackets): no scheme, no path, no `user@`.
 _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
-
-
-class CassetteError(HarnessError):
-    """A cassette that cannot be used: missing, unreadable, wrong version, bad provenance, or holding a secret."""
-
-    def __init__(self, file: str | Path, problem: str) -> None:
-        self.file = str(file)
-        self.problem = problem
-        super().__init__(f"{self.file}: {problem}")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cassette.document import CassetteError
+from harness.errors import CassetteError
 
 EXPECT_KEYS = frozenset(
     {

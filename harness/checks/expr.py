@@ -9,13 +9,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from harness.errors import CheckError
+from harness.errors import ExprError
 
 ROOTS = frozenset({"upstream", "usage"})
-
-
-class ExprError(CheckError):
-    """The expression is outside the grammar, or a name has no integer value."""
 
 
 Resolver = Callable[[str], int]  # dotted name -> value; raises ExprError when it has none

@@ -15,9 +15,9 @@ from typing import Any, Final
 import jsonpath
 import jsonschema
 
-from harness.checks.refs import References, RefError
+from harness.checks.refs import References
 from harness.checks.violation import Violation
-from harness.errors import CheckError
+from harness.errors import PathError, RefError
 
 # RFC 9535 only: no python-jsonpath extensions, so rules stay portable to other harness languages.
 _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=False)
@@ -107,10 +107,6 @@ def _has_type(value: Any, wanted: str) -> bool:
     if wanted == "integer":
         return actual == "integer" or (actual == "number" and float(value).is_integer())
     return actual == wanted
-
-
-class PathError(CheckError):
-    """A JSONPath that does not parse."""
 
 
 def find(document: Any, path: str) -> list[Any]:

@@ -14,14 +14,10 @@ from functools import cached_property
 from typing import Any
 
 from harness.checks import answer
-from harness.errors import CheckError
+from harness.errors import RefError
 from harness.exchange import Exchange
 
 REF_RE = re.compile(r"\$\{([^{}]*)\}")
-
-
-class RefError(CheckError):
-    """A reference that names nothing in this exchange."""
 
 
 def has_refs(value: Any) -> bool:

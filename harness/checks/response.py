@@ -8,9 +8,10 @@ from typing import Any
 
 from harness.checks import answer, expr, views
 from harness.checks.matchers import check_path_assertions, json_equal, json_type, match_values, short
-from harness.checks.refs import References, RefError
+from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.checks.violation import Violation
+from harness.errors import ExprError, RefError
 from harness.exchange import Exchange
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -307,7 +308,7 @@ def check_usage(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         where = f"usage.{key}"
         try:
             wanted = expr.evaluate(expression, resolve)
-        except expr.ExprError as exc:
+        except ExprError as exc:
             yield Violation("usage", where, expression, None, f"cannot evaluate {expression!r}: {exc}")
             continue
         actual = _dig(usage, key)
@@ -344,18 +345,18 @@ def _usage_name(name: str, usage: Mapping[str, Any], upstream: answer.UpstreamAn
     if root == "usage":
         value = _dig(dict(usage), rest)
         if value is _ABSENT:
-            raise expr.ExprError(f"the gateway's usage has no {rest}")
+            raise ExprError(f"the gateway's usage has no {rest}")
         if not isinstance(value, int) or isinstance(value, bool):
-            raise expr.ExprError(f"the gateway's usage.{rest} is a {json_type(value)}, not an integer")
+            raise ExprError(f"the gateway's usage.{rest} is a {json_type(value)}, not an integer")
         return value
     if upstream is None:
-        raise expr.ExprError("no upstream answer (message or completion) was served for this case")
+        raise ExprError("no upstream answer (message or completion) was served for this case")
     if rest in upstream.usage:
         return upstream.usage[rest]
     value = _dig(dict(upstream.raw_usage), rest)
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise expr.ExprError(f"unknown upstream usage field {rest!r}")
+    raise ExprError(f"unknown upstream usage field {rest!r}")
 
 
 def check_chunks(expected: Any, exchange: Exchange) -> Iterator[Violation]:

@@ -7,10 +7,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.checks import views
-from harness.checks.matchers import PathError, check_path_assertions, find, json_equal, match_values, short
+from harness.checks.matchers import check_path_assertions, find, json_equal, match_values, short
 from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.checks.violation import Violation
+from harness.errors import PathError
 from harness.exchange import Exchange, UpstreamCall
 from harness.families import endpoint_family
 

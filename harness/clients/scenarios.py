@@ -8,17 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ScenarioError
 
 EXPECT_KEYS = frozenset(
     {"text", "tool_calls", "tool_result_ids", "parsed", "usage", "error", "upstream_calls", "provider_status"}
 )
 ERROR_KINDS = frozenset({"rate_limit", "authentication", "api_error", "any"})
 FIELD_TYPES = frozenset({"string", "integer", "number", "boolean"})
-
-
-class ScenarioError(ConfigError):
-    """specs/clients/scenarios.yaml does not say what a scenario needs."""
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,13 @@ from typing import Any
 
 from harness import __version__
 from harness.conformance.report import Catalog, Implementation, RuleInfo, build_report, inconsistencies
-from harness.errors import ConfigError
+from harness.errors import BadReport, ConfigError
 from harness.outcomes import EXIT_FAILURES, EXIT_OK
 
 REPORT_NAME = "conformance-report.yaml"
 FIELDS = ("organization", "project", "version", "url", "contact")
 # The embedded run certifies the suite's own reference gateway, shipped in the same distribution.
 REFERENCE = Implementation("gateway-conformance", "reference gateway (embedded)", __version__)
-
-
-class BadReport(ConfigError):
-    """A file that is not a readable conformance report (exit 3)."""
 
 
 # --- certify ----------------------------------------------------------------------------------------------
@@ -157,8 +153,9 @@ def _implementation_fields(args: argparse.Namespace) -> dict[str, str | None]:
 def load_catalog(profile: str, root: Path) -> Catalog:
     """A profile's catalog as the report counts it, and its digest (harness.conformance.catalog_hash)."""
     from harness.conformance.catalog_hash import catalog_digest
+    from harness.errors import SpecError
     from harness.paths import cassettes_dir
-    from harness.spec import SpecError, load_profile, load_rule_file
+    from harness.spec import load_profile, load_rule_file
     from harness.spec.selection import rule_files
 
     spec = load_profile(profile, root)
@@ -225,8 +222,8 @@ def check_report(report: Any) -> list[str]:
 
 def verify(report: Any, specs_dir: str | None = None) -> list[str]:
     """Every reason the installed suite does not stand behind this report (empty: it does)."""
+    from harness.errors import SpecError
     from harness.paths import specs_root
-    from harness.spec import SpecError
 
     problems = check_report(report)
     if problems:

@@ -9,10 +9,10 @@ from typing import Any
 
 from harness.checks import Violation, run_checks
 from harness.engine import steps as steps_mod
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ReplayError
 from harness.exchange import Exchange
 from harness.outcomes import FAIL, PASS, WARN, OutcomeName
-from harness.replay.client import ReplayClient, ReplayError
+from harness.replay.client import ReplayClient
 from harness.spec.model import STREAM_ONLY, UPSTREAM_SIDE_EXPECTATIONS, Rule
 
 

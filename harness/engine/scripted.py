@@ -11,7 +11,8 @@ from harness.spec.model import Rule
 
 def cassette_texts(name: str, root: Path | None = None) -> ScriptedAnswers:
     """(status, body text) of each interaction of a cassette (empty when it cannot be read)."""
-    from harness.cassette.document import CassetteError, load_named
+    from harness.cassette.document import load_named
+    from harness.errors import CassetteError
     from harness.paths import cassettes_dir
 
     try:

@@ -61,13 +61,14 @@ def _write(
 
 def _check_catalogs(profiles: Sequence[str] | None) -> None:
     """A profile whose rule files do not load is bad configuration here too (the fuzz reads its profile)."""
+    from harness.errors import RuleCatalogError
     from harness.orchestrate.child import profiles_with_rules
     from harness.paths import specs_dir
-    from harness.spec.collection import CatalogError, check_catalog
+    from harness.spec.collection import check_catalog
 
     try:
         check_catalog([specs_dir() / p for p in (profiles or profiles_with_rules())])
-    except CatalogError as exc:
+    except RuleCatalogError as exc:
         raise FuzzConfigError(str(exc)) from exc
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase, choices_to_bytes
 
+from harness.errors import ShrinkOutOfTime, ShrinkStillFails
 from harness.fuzz.strategies import Case, DrawSource, Generator
 
 
@@ -38,14 +39,6 @@ class _Seeded(ExampleDatabase):
 
     def delete(self, key: bytes, value: bytes) -> None:
         self._saved.delete(key, value)
-
-
-class ShrinkStillFails(Exception):
-    """Raised inside hypothesis for a case that breaks one of the original invariants."""
-
-
-class ShrinkOutOfTime(BaseException):
-    """Ends hypothesis's run from inside the test (a BaseException: hypothesis does not catch it as a failure)."""
 
 
 def shrink(

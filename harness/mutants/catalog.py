@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import yaml
 
-from harness.errors import ConfigError
-from harness.mutants.ops import OpError, check_edit, check_stream_op, holds
+from harness.errors import MutantCatalogError, OpError
+from harness.mutants.ops import check_edit, check_stream_op, holds
 
 CATALOG = Path(__file__).with_name("catalog.yaml")
 Side = Literal["client", "upstream"]
@@ -43,10 +43,6 @@ _KEYS = frozenset(
     }
 )
 _WHEN_KEYS = frozenset({"request", "status", "stream", "request_json"})
-
-
-class CatalogError(ConfigError):
-    """The mutant catalog is malformed (a bad op, an unknown key, a duplicate id)."""
 
 
 @dataclass(frozen=True)
@@ -113,12 +109,12 @@ def _edits(raw: Any, where: str) -> tuple[Mapping[str, Any], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise CatalogError(f"{where}: expected a list of edits")
+        raise MutantCatalogError(f"{where}: expected a list of edits")
     for edit in raw:
         try:
             check_edit(edit)
         except OpError as exc:
-            raise CatalogError(f"{where}: {exc}") from exc
+            raise MutantCatalogError(f"{where}: {exc}") from exc
     return tuple(raw)
 
 
@@ -126,22 +122,22 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
     mid = str(raw.get("id", "?"))
     unknown = set(raw) - _KEYS
     if unknown:
-        raise CatalogError(f"mutant {mid}: unknown key(s) {', '.join(sorted(unknown))}")
+        raise MutantCatalogError(f"mutant {mid}: unknown key(s) {', '.join(sorted(unknown))}")
     for key in ("id", "side", "area", "title", "models"):
         if not raw.get(key):
-            raise CatalogError(f"mutant {mid}: {key} is required")
+            raise MutantCatalogError(f"mutant {mid}: {key} is required")
     if raw["side"] not in ("client", "upstream"):
-        raise CatalogError(f"mutant {mid}: side is client or upstream")
+        raise MutantCatalogError(f"mutant {mid}: side is client or upstream")
     when = raw.get("when")
     if when is not None and (not isinstance(when, Mapping) or set(when) - _WHEN_KEYS):
-        raise CatalogError(f"mutant {mid}: when takes {', '.join(sorted(_WHEN_KEYS))}")
+        raise MutantCatalogError(f"mutant {mid}: when takes {', '.join(sorted(_WHEN_KEYS))}")
     answer = _edits(raw.get("answer"), f"{mid}.answer")
     stream = tuple(raw.get("stream") or ())
     for op in stream:
         try:
             check_stream_op(op)
         except OpError as exc:
-            raise CatalogError(f"{mid}.stream: {exc}") from exc
+            raise MutantCatalogError(f"{mid}.stream: {exc}") from exc
     mutant = Mutant(
         id=mid,
         side=raw["side"],
@@ -166,7 +162,7 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
         survives_because=raw.get("survives_because"),
     )
     if not (mutant.request or mutant.request_headers or mutant.touches_answer or mutant.connect_image_urls):
-        raise CatalogError(f"mutant {mid}: changes nothing")
+        raise MutantCatalogError(f"mutant {mid}: changes nothing")
     return mutant
 
 
@@ -179,12 +175,12 @@ class Catalog:
 def load_catalog(path: Path = CATALOG) -> Catalog:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, Mapping) or not isinstance(data.get("mutants"), list):
-        raise CatalogError(f"{path}: expected a mapping with a `mutants` list")
+        raise MutantCatalogError(f"{path}: expected a mapping with a `mutants` list")
     mutants = [mutant_from(m) for m in data["mutants"]]
     seen: set[str] = set()
     for m in mutants:
         if m.id in seen:
-            raise CatalogError(f"duplicate mutant id {m.id}")
+            raise MutantCatalogError(f"duplicate mutant id {m.id}")
         seen.add(m.id)
     return Catalog(tuple(mutants), dict(data.get("unmutated") or {}))
 

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.engine.target import Outcome, Target, not_applicable_reason
-from harness.errors import ConfigError, HarnessFailure
-from harness.mutants.catalog import Catalog, CatalogError, Mutant, load_catalog, select
+from harness.errors import ConfigError, HarnessFailure, MutantCatalogError
+from harness.mutants.catalog import Catalog, Mutant, load_catalog, select
 from harness.mutants.kill import (
     Case,
     Matrix,
@@ -209,9 +209,9 @@ def _unattributed(replay: ReplayClient) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """The kill matrix of `args` (harness/cli/mutants.py parses them)."""
+    from harness.errors import RuleCatalogError, SpecError
     from harness.paths import specs_dir
-    from harness.spec import SpecError, load_profile, load_rule_file
-    from harness.spec.collection import CatalogError as RuleCatalogError
+    from harness.spec import load_profile, load_rule_file
     from harness.spec.collection import check_catalog
     from harness.spec.selection import rule_files, rule_selected
 
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         except SpecError:
             check_catalog([specs_dir() / args.profile])  # every problem of every file, not the first
             raise
-    except (CatalogError, SpecError, ValueError, RuleCatalogError) as exc:
+    except (MutantCatalogError, SpecError, ValueError, RuleCatalogError) as exc:
         return config_error(str(exc))
     if not rules:
         return config_error(f"no rule of profile {args.profile} matches {' '.join(args.rule)}")

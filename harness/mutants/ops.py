@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import OpError
 
 # --- paths ---------------------------------------------------------------------------------------
 #
@@ -24,10 +24,6 @@ from harness.errors import ConfigError
 # the document itself.
 
 _FILTER_RE = re.compile(r"^\*\[(!?)([A-Za-z0-9_]+)(?:=(.*))?\]$")
-
-
-class OpError(ConfigError, ValueError):
-    """A mutation definition outside the vocabulary (raised while loading the catalog, never at run time)."""
 
 
 @dataclass(frozen=True)

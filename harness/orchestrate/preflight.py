@@ -17,14 +17,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from harness.errors import ConfigError
+from harness.errors import PreflightError
 from harness.outcomes import KEY_ENV
 
 TIMEOUT = 10.0
-
-
-class PreflightError(ConfigError):
-    """The gateway URL or key is wrong: nothing a rule could judge."""
 
 
 @dataclass(frozen=True)

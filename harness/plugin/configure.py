@@ -73,7 +73,8 @@ def configure(config: pytest.Config) -> None:
 
 
 def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]:
-    from harness.modelmap import ModelMapError, load_model_map
+    from harness.errors import ModelMapError
+    from harness.modelmap import load_model_map
 
     try:
         return load_model_map(path, profile)
@@ -117,9 +118,9 @@ def _start_replay(config: pytest.Config) -> tuple[str | None, Any]:
 
 def _check_options(opt: Any, root: Path) -> Profile:
     """The options that need no I/O beyond reading the profile: a UsageError (exit 3) for each mistake."""
-    from harness.errors import ConfigError
+    from harness.errors import ConfigError, SpecError
     from harness.orchestrate.config import RunConfig
-    from harness.spec import SpecError, load_profile
+    from harness.spec import load_profile
 
     if not opt.profile:
         raise pytest.UsageError(
@@ -139,7 +140,8 @@ def _check_options(opt: Any, root: Path) -> Profile:
 def _load_expectations(path: str | None, profile: str) -> Any:
     if not path:
         return None
-    from harness.expectations import ExpectationsError, load_expectations
+    from harness.errors import ExpectationsError
+    from harness.expectations import load_expectations
 
     try:
         return load_expectations(Path(path), profile)
@@ -152,8 +154,9 @@ def _probe(
 ) -> None:
     """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not),
     waiting no longer than a rule would (--rule-timeout, when it is under the preflight's own 10 s)."""
-    from harness.orchestrate.preflight import PreflightError, preflight
-    from harness.replay.client import ReplayClient, ReplayError
+    from harness.errors import PreflightError, ReplayError
+    from harness.orchestrate.preflight import preflight
+    from harness.replay.client import ReplayClient
 
     if replay_url:
         probe = ReplayClient(replay_url)
@@ -173,15 +176,16 @@ def _probe(
 
 def _check_selection(config: pytest.Config, profile: str) -> None:
     """An empty selection is bad configuration: exit 3 naming the patterns, before anything starts."""
-    from harness.spec.collection import CatalogError, check_catalog
-    from harness.spec.selection import EmptySelection, check_selection, profile_rules
+    from harness.errors import EmptySelection, RuleCatalogError
+    from harness.spec.collection import check_catalog
+    from harness.spec.selection import check_selection, profile_rules
 
     paths = [Path(a.split("::")[0]) for a in config.args]
     rules = profile_rules([p for p in paths if p.exists()], profile)
     if rules is None:  # a rule file that does not load is bad configuration (exit 3), every problem named
         try:
             check_catalog([p for p in paths if p.exists()])
-        except CatalogError as exc:
+        except RuleCatalogError as exc:
             raise pytest.UsageError(*exc.lines()) from exc
     if rules is None or not all(Path(a).exists() for a in config.args):  # node ids or -k: pytest selects
         return

@@ -9,11 +9,12 @@ import pytest
 
 from harness.engine.run import run_rule
 from harness.engine.target import Outcome
+from harness.errors import RuleFailure, SpecError
 from harness.evidence import failure_text, result_json
 from harness.expectations import apply
 from harness.outcomes import variant_label
 from harness.plugin.state import STATE_KEY
-from harness.spec import Rule, SpecError, load_rule_file
+from harness.spec import Rule, load_rule_file
 from harness.spec.selection import selected, variants
 
 if TYPE_CHECKING:
@@ -21,14 +22,6 @@ if TYPE_CHECKING:
 
 OUTCOME_KEY = pytest.StashKey[Outcome]()
 FINAL_KEY = pytest.StashKey[tuple[str, Any]]()
-
-
-class RuleFailure(Exception):
-    """Raised by a RuleItem whose rule failed; carries the readable account."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
 
 
 class SpecFile(pytest.File):

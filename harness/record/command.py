@@ -36,7 +36,6 @@ from harness.cassette.document import (
     CREDENTIAL_QUERY_PARAMS,
     REDACTED,
     Cassette,
-    CassetteError,
     Interaction,
     Provenance,
     RecordedRequest,
@@ -52,12 +51,12 @@ from harness.cassette.document import (
     write_cassette,
 )
 from harness.cassette.scenario import Scenario, parse_scenario, with_nonce
-from harness.errors import ConfigError
+from harness.errors import CassetteError, ConfigError, DeriveError, ProviderError
 from harness.families import EndpointKind, endpoint_kind
 from harness.outcomes import EXIT_FAILURES, EXIT_OK
-from harness.record.derive import DeriveError, derive_nonstream, nonstream_request
+from harness.record.derive import derive_nonstream, nonstream_request
 from harness.record.diff import diff_cassettes, fault_reason, summarize
-from harness.record.providers import PROVIDERS, Provider, ProviderError
+from harness.record.providers import PROVIDERS, Provider
 from harness.record.scenario_check import describe_recording, problems
 
 __all__ = [

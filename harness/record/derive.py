@@ -23,13 +23,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness import sse
-from harness.cassette.document import (
-    CassetteError,
-    Interaction,
-    RecordedRequest,
-    RecordedResponse,
-    parse_json_body,
-)
+from harness.cassette.document import Interaction, RecordedRequest, RecordedResponse, parse_json_body
+from harness.errors import DeriveError
 from harness.families import EndpointKind
 
 JSON_TYPES: Mapping[str, str] = {
@@ -37,10 +32,6 @@ JSON_TYPES: Mapping[str, str] = {
     "openai.chat": "application/json",
     "gemini.generate": "application/json; charset=UTF-8",
 }
-
-
-class DeriveError(CassetteError, ValueError):
-    """The stream cannot be assembled into an answer (it is not the family's stream, or it is cut short)."""
 
 
 def _payloads(body: bytes) -> Iterable[Any]:

@@ -14,18 +14,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from harness.cassette.document import CREDENTIAL_QUERY_PARAMS, RecordedRequest
-from harness.errors import HarnessError
+from harness.errors import ProviderError
 from harness.families import EndpointKind
-
-
-class ProviderError(HarnessError):
-    """The provider refused or failed one request (HTTP status, its error type) or could not be reached."""
-
-    def __init__(self, status: int | None, error_type: str | None, message: str) -> None:
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

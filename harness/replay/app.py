@@ -20,11 +20,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from harness.cassette.matching import match
+from harness.errors import ReplayConfigError
 from harness.families import endpoint_family, endpoint_kind
 from harness.replay.files import serve_file
 from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
-from harness.replay.state import Case, ReplayConfigError, ReplayState, encode_body
+from harness.replay.state import Case, ReplayState, encode_body
 from harness.replay.validate import refusal
 
 

@@ -13,16 +13,8 @@ import httpx
 import orjson
 
 from harness.cassette.bodies import parse_json_body
-from harness.errors import HarnessFailure
+from harness.errors import ReplayError
 from harness.exchange import ServedAnswer, UpstreamCall
-
-
-class ReplayError(HarnessFailure):
-    """The replay upstream refused a request, answered nonsense, or could not be reached."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _decode(body: str, encoding: str | None) -> bytes:

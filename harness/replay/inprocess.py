@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.errors import ReplayConfigError, ReplayError
 from harness.exchange import UpstreamCall
-from harness.replay.client import ReplayClient, ReplayError, _calls_of, _plain
-from harness.replay.state import ReplayConfigError, ReplayState
+from harness.replay.client import ReplayClient, _calls_of, _plain
+from harness.replay.state import ReplayState
 
 
 class InProcessClient(ReplayClient):

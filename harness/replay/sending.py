@@ -8,12 +8,8 @@ from collections.abc import Callable
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from harness.errors import DeliberateDrop
 from harness.replay.plan import Plan
-
-
-class DeliberateDrop(Exception):
-    """Raised to make uvicorn close the connection mid-body (drop_after_bytes): no chunked terminator."""
-
 
 # Sending a plan (the only I/O of the serving path)
 

@@ -17,9 +17,9 @@ import uvicorn
 from starlette.applications import Starlette
 
 from harness import paths
+from harness.errors import DeliberateDrop
 from harness.replay.app import build_app
 from harness.replay.client import ReplayClient
-from harness.replay.sending import DeliberateDrop
 from harness.replay.state import ReplayState
 
 

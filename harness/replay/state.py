@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cassette.document import Cassette, CassetteError, load_named, redact_text
-from harness.errors import ConfigError
+from harness.cassette.document import Cassette, load_named, redact_text
+from harness.errors import CassetteError, ReplayConfigError
 from harness.families import FAMILIES
 from harness.outcomes import MARKER_RE
 
@@ -34,10 +34,6 @@ FAULT_KEYS = frozenset(
     }
 )
 _MAX_DIAGNOSTICS = 10000  # bounded memory for a long-running serve-upstream; entries carry `seq`
-
-
-class ReplayConfigError(ConfigError):
-    """A case registration the replay upstream cannot honour (bad upstream block, unusable cassette)."""
 
 
 # State (touched from the server loop and, through ReplayServer, from other threads: one lock)

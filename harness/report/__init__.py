@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import BadResults
 from harness.report.badge import badge_svg
 from harness.report.html import certificate_html
 from harness.report.markdown import markdown_summary
@@ -28,10 +28,6 @@ def write_reports(report_dir: Path, documents: Sequence[Mapping[str, Any]]) -> N
     (report_dir / "summary.md").write_text(markdown_summary(documents), encoding="utf-8")
     (report_dir / "certificate.html").write_text(certificate_html(documents), encoding="utf-8")
     (report_dir / "badge.svg").write_text(badge_svg(documents), encoding="utf-8")
-
-
-class BadResults(ConfigError):
-    """A results file that cannot be rendered: exit 3 with this message."""
 
 
 def load_results(path: Path) -> dict[str, Any]:
@@ -55,4 +51,4 @@ def load_results(path: Path) -> dict[str, Any]:
     return result
 
 
-__all__ = ["BadResults", "badge_svg", "certificate_html", "load_results", "markdown_summary", "write_reports"]
+__all__ = ["badge_svg", "certificate_html", "load_results", "markdown_summary", "write_reports"]

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from harness.errors import SimulatorRequestError
 from harness.replay import server as server_module
 from harness.replay.validate import anthropic_integer_problems, openai_integer_problems
 from harness.simulator import core as sim
@@ -88,7 +89,7 @@ class Simulator:
             return _anthropic_error(problem)
         try:
             ask = wire.anthropic_ask(body)
-        except sim.SimulatorRequestError as exc:
+        except SimulatorRequestError as exc:
             return _anthropic_error(str(exc))
         gen = sim.generate(ask, self.rng, self.cache, "toolu_")
         message = wire.anthropic_message(
@@ -108,7 +109,7 @@ class Simulator:
             return _openai_error(problem, getattr(problem, "param", None), getattr(problem, "code", None))
         try:
             ask = wire.openai_ask(body)
-        except sim.SimulatorRequestError as exc:
+        except SimulatorRequestError as exc:
             return _openai_error(str(exc))
         gen = sim.generate(ask, self.rng, self.cache, "call_")
         completion = wire.openai_completion(
@@ -126,7 +127,7 @@ class Simulator:
             return JSONResponse(gem.gemini_error(400, "Invalid JSON payload received."), 400)
         try:
             ask = gem.gemini_ask(body)
-        except sim.SimulatorRequestError as exc:
+        except SimulatorRequestError as exc:
             return JSONResponse(gem.gemini_error(400, str(exc)), 400)
         gen = sim.generate(ask, self.rng, self.cache, "")
         answer = gem.gemini_response(

@@ -70,10 +70,6 @@ _WORDS = tuple(
 _THOUGHT = "Let me think about the question step by step before answering it."
 
 
-class SimulatorRequestError(ValueError):
-    """A request the provider would refuse with a 400 (the message says why; no prompt text in it)."""
-
-
 def count_tokens(text: str) -> int:
     """A provider-like estimate: about four characters per token, at least one for non-empty text."""
     return max(1, math.ceil(len(text) / 4)) if text else 0

@@ -14,6 +14,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import SimulatorRequestError
 from harness.simulator import core
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
@@ -64,7 +65,7 @@ def _lower_types(schema: Any) -> Any:
 def gemini_ask(body: Mapping[str, Any]) -> core.Ask:
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
-        raise core.SimulatorRequestError("* GenerateContentRequest.contents: contents is not specified")
+        raise SimulatorRequestError("* GenerateContentRequest.contents: contents is not specified")
     users = [c for c in contents if isinstance(c, Mapping) and c.get("role", "user") == "user"]
     system = _parts_text(body.get("systemInstruction"))
     all_text = " ".join(t for t in (system, *(_parts_text(c) for c in contents)) if t)

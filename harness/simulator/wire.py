@@ -8,6 +8,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from harness.errors import SimulatorRequestError
 from harness.simulator import core
 
 # --- Anthropic Messages ----------------------------------------------------------------------------
@@ -17,9 +18,9 @@ def anthropic_ask(body: Mapping[str, Any]) -> core.Ask:
     """Read a Messages request; a request Anthropic refuses raises SimulatorRequestError."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise core.SimulatorRequestError("messages: field required")
+        raise SimulatorRequestError("messages: field required")
     if not isinstance(body.get("max_tokens"), int):
-        raise core.SimulatorRequestError("max_tokens: field required")
+        raise SimulatorRequestError("max_tokens: field required")
     system = body.get("system")
     tools = tuple(
         (t["name"], t.get("input_schema", {}))
@@ -172,7 +173,7 @@ def anthropic_events(message: Mapping[str, Any], rng: random.Random) -> list[tup
 def openai_ask(body: Mapping[str, Any]) -> core.Ask:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise core.SimulatorRequestError("messages: field required")
+        raise SimulatorRequestError("messages: field required")
     all_text = " ".join(core.text_of(m.get("content")) for m in messages if isinstance(m, Mapping))
     tools = tuple(
         (t["function"]["name"], t["function"].get("parameters", {}))

@@ -1,9 +1,16 @@
-"""The spec model: frozen rules read from `specs/`. This package is the only reader of rule files
-(harness/spec/selection.py says which files are rule files and which rules a run selects)."""
+"""The spec model: frozen rules read from `specs/`. This package is the only reader of rule files.
+
+model.py       frozen values: rules, profiles, needs (pure)
+loader.py      read and validate rule files and profiles (every problem a SpecError with file and line)
+selection.py   which files are rule files, which rules a run selects (--rule globs), its variants
+collection.py  a catalog that does not load is bad configuration, found before anything runs
+lint.py        `lint-specs`: a specs folder checked whole (schemas, ids, roles, ledger, quotes)
+scaffold.py    `new-profile`: a first profile, rule and ledger from a gateway's doc
+"""
 
 from __future__ import annotations
 
-from harness.spec.loader import SpecError, load_profile, load_rule_file
+from harness.spec.loader import load_profile, load_rule_file
 from harness.spec.model import Needs, Profile, Rule, RuleFile, Source, placeholders_in
 
 __all__ = [
@@ -12,7 +19,6 @@ __all__ = [
     "Rule",
     "RuleFile",
     "Source",
-    "SpecError",
     "load_profile",
     "load_rule_file",
     "placeholders_in",

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from harness.errors import ConfigError
+from harness.errors import RuleCatalogError
 
 
 @dataclass(frozen=True)
@@ -37,22 +37,6 @@ class CatalogProblem:
             what += f"key {self.key!r}: "
         hint = f" (did you mean {self.suggestion!r}?)" if self.suggestion else ""
         return f"{where}: {what}{self.message}{hint}"
-
-
-class CatalogError(ConfigError):
-    """Rule files that do not load; `str()` names every problem, one per line."""
-
-    def __init__(self, problems: Iterable[CatalogProblem]) -> None:
-        self.problems = tuple(problems)
-        files = len({p.file for p in self.problems})
-        head = (
-            f"the rule catalog does not load ({len(self.problems)} problem(s) in {files} file(s)); "
-            "nothing was run"
-        )
-        super().__init__("\n".join([head, *(p.text() for p in self.problems)]))
-
-    def lines(self) -> list[str]:
-        return str(self).splitlines()
 
 
 def _leaves(error: jsonschema.ValidationError) -> Iterator[jsonschema.ValidationError]:
@@ -129,7 +113,8 @@ def _schema_problems(name: str, data: Any, node: Any) -> list[CatalogProblem]:
 
 def file_problems(path: Path) -> list[CatalogProblem]:
     """Every schema problem of one rule file; when the schema holds, the loader's first semantic problem."""
-    from harness.spec import SpecError, load_rule_file
+    from harness.errors import SpecError
+    from harness.spec import load_rule_file
     from harness.spec.loader import _parse
 
     name = str(path)
@@ -155,10 +140,10 @@ def catalog_problems(paths: Iterable[Path]) -> list[CatalogProblem]:
 
 
 def check_catalog(paths: Iterable[Path]) -> None:
-    """Raise CatalogError (a ConfigError: exit 3) naming every problem, when any rule file does not load."""
+    """Raise RuleCatalogError (a ConfigError: exit 3) naming every problem, when any rule file does not load."""
     problems = catalog_problems(paths)
     if problems:
-        raise CatalogError(problems)
+        raise RuleCatalogError(problems)
 
 
-__all__ = ["CatalogError", "CatalogProblem", "catalog_problems", "check_catalog", "file_problems"]
+__all__ = ["CatalogProblem", "catalog_problems", "check_catalog", "file_problems"]

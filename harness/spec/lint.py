@@ -15,13 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.spec.loader import (
-    SpecError,
-    _validator,
-    available_profiles,
-    load_profile,
-    load_rule_file,
-)
+from harness.errors import SpecError
+from harness.spec.loader import _validator, available_profiles, load_profile, load_rule_file
 from harness.spec.model import Rule
 from harness.spec.selection import rule_files
 

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from harness.errors import ConfigError
+from harness.errors import SpecError
 from harness.paths import cache_dir, schema_path, specs_dir
 from harness.spec.model import (
     UPSTREAM_SIDE_EXPECTATIONS,
@@ -24,16 +24,6 @@ from harness.spec.model import (
     Source,
     placeholders_in,
 )
-
-
-class SpecError(ConfigError):
-    """A rule or profile file that cannot be used. `str()` is `file:line: problem`."""
-
-    def __init__(self, file: str, line: int, problem: str) -> None:
-        super().__init__(f"{file}:{line}: {problem}")
-        self.file = file
-        self.line = line
-        self.problem = problem
 
 
 @cache

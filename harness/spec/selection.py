@@ -14,18 +14,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
-from harness.spec.loader import SpecError, load_rule_file
+from harness.errors import EmptySelection, SpecError
+from harness.spec.loader import load_rule_file
 from harness.spec.model import Rule
 
 RULE_SUFFIXES = (".yaml", ".yml")
 NON_RULE_FILES = frozenset({"profile.yaml"})
 # Folders of a specs dir that hold no rule files: JSON Schemas, the coverage ledgers, documentation.
 SKIP_DIRS = frozenset({"schema", "coverage", "docs"})
-
-
-class EmptySelection(ConfigError):
-    """The run would judge no rule at all."""
 
 
 def is_rule_file(path: Path, root: Path | None = None) -> bool:

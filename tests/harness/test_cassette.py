@@ -14,7 +14,6 @@ from vcr.serializers import yamlserializer
 from harness.cassette.bodies import stream_flag
 from harness.cassette.document import (
     Cassette,
-    CassetteError,
     Interaction,
     Provenance,
     RecordedRequest,
@@ -28,6 +27,7 @@ from harness.cassette.document import (
     write_cassette,
 )
 from harness.cassette.matching import match
+from harness.errors import CassetteError
 from harness.families import endpoint_kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"

@@ -9,12 +9,13 @@ import httpx
 import pytest
 
 from harness.checks.upstream import check_upstream
+from harness.errors import ReplayConfigError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.families import endpoint_family
 from harness.paths import cassettes_dir
 from harness.replay.client import ReplayClient
 from harness.replay.server import ReplayServer
-from harness.replay.state import ReplayConfigError, ReplayState
+from harness.replay.state import ReplayState
 
 SET = {"anthropic": "anthropic/text-basic", "openai": "openai/text-basic", "gemini": "gemini/text-basic"}
 

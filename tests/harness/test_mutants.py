@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness.mutants.catalog import CatalogError, load_catalog, mutant_from, select
+from harness.errors import MutantCatalogError, OpError
+from harness.mutants.catalog import load_catalog, mutant_from, select
 from harness.mutants.ops import (
     Context,
-    OpError,
     SseEvent,
     apply_edits,
     check_edit,
@@ -593,7 +593,7 @@ def test_catalog_loads_and_covers_every_area() -> None:
     ids=["changes-nothing", "bad-side", "bad-stream-op", "unknown-key"],
 )
 def test_bad_mutant_is_refused(raw: dict[str, Any]) -> None:
-    with pytest.raises(CatalogError):
+    with pytest.raises(MutantCatalogError):
         mutant_from(raw)
 
 

@@ -20,11 +20,12 @@ import openai
 import pytest
 
 from harness.cli import main as cli_main
-from harness.replay.client import ReplayClient, ReplayError
+from harness.errors import ReplayConfigError, ReplayError
+from harness.replay.client import ReplayClient
 from harness.replay.fixtures import BIG_FILE_BYTES
 from harness.replay.plan import Answer, plan_answer, split_events
 from harness.replay.server import ReplayServer
-from harness.replay.state import ReplayConfigError, ReplayState, normalize_marker
+from harness.replay.state import ReplayState, normalize_marker
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
 TEXT = "Héllo wörld — 日本語 ✓ 🎉"

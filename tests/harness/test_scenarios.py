@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from harness import paths
-from harness.cassette.document import CassetteError, load_cassette
+from harness.cassette.document import load_cassette
 from harness.cassette.scenario import parse_scenario, with_nonce
 from harness.checks.answer import summarize as read_answer
-from harness.errors import ConfigError
+from harness.errors import CassetteError, ConfigError
 from harness.families import endpoint_kind
 from harness.record.command import cassettes_folder
 from harness.record.derive import derive_nonstream

@@ -11,6 +11,7 @@ import httpx
 import jsonschema
 import pytest
 
+from harness.errors import SimulatorRequestError
 from harness.simulator import core as sim
 from harness.simulator import gemini as gem
 from harness.simulator import wire
@@ -188,7 +189,7 @@ def test_output_schema_is_honoured() -> None:
 
 
 def test_a_refused_request_is_a_provider_error() -> None:
-    with pytest.raises(sim.SimulatorRequestError, match="max_tokens"):
+    with pytest.raises(SimulatorRequestError, match="max_tokens"):
         wire.anthropic_ask({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
 
 
@@ -308,7 +309,7 @@ def test_gemini_finish_reasons_function_calls_and_usage_metadata() -> None:
     thought = gem.gemini_response(_gemini_gen(thinking), "m", "r3", thoughts=True)
     parts = thought["candidates"][0]["content"]["parts"]
     assert parts[0]["thought"] is True and thought["usageMetadata"]["thoughtsTokenCount"] > 0
-    with pytest.raises(sim.SimulatorRequestError):
+    with pytest.raises(SimulatorRequestError):
         gem.gemini_ask({"contents": []})
 
 

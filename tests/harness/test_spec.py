@@ -9,8 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from harness.errors import SpecError
 from harness.paths import specs_dir
-from harness.spec import SpecError, load_profile, load_rule_file, placeholders_in
+from harness.spec import load_profile, load_rule_file, placeholders_in
 from harness.spec.loader import available_profiles
 from harness.spec.selection import rule_files
 

@@ -8,7 +8,8 @@ import pytest
 
 from harness.checks import answer, expr, views
 from harness.checks.matchers import json_equal, match_values
-from harness.checks.refs import References, RefError
+from harness.checks.refs import References
+from harness.errors import RefError
 from tests.harness.checks.exchanges import exchange, fixture, served
 
 EX = exchange("json/completion_text.json", answer="upstream/anthropic_tools.sse", models={"MODEL": "m-1"})

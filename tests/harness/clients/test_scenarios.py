@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from harness.cassette.document import load_named
-from harness.clients.scenarios import ScenarioError, load_scenarios, parse_catalog
+from harness.clients.scenarios import load_scenarios, parse_catalog
+from harness.errors import ScenarioError
 from harness.paths import cassettes_dir, specs_root
 from harness.spec import load_profile
 from tests.specs.test_coverage import doc_text
