@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_gateway.models import CHAT_COMPLETIONS, Catalog, ModelInfo
+from reference_gateway.models import CHAT_COMPLETIONS, ModelCatalog, ModelInfo
 from reference_gateway.policy import Profile
 
 
@@ -25,7 +25,7 @@ def requested_model(body: dict[str, Any] | Any, default_model: str | None, profi
     return name
 
 
-def resolve(catalog: Catalog, name: str, profile: Profile) -> ModelInfo:
+def resolve(catalog: ModelCatalog, name: str, profile: Profile) -> ModelInfo:
     """The catalog entry for `name`, refused per the profile when it cannot serve Chat Completions here."""
     model = catalog.get(name)
     if model is None or not model.channels:

@@ -16,7 +16,7 @@ from reference_gateway import logs
 from reference_gateway.app import GatewaySettings, create_app
 from reference_gateway.auth import KeyRing
 from reference_gateway.images import AllowList
-from reference_gateway.models import CatalogError, load_catalog
+from reference_gateway.models import ModelCatalogError, load_catalog
 from reference_gateway.profiles import PROFILES, get_profile
 from reference_gateway.upstream import UpstreamSettings
 
@@ -156,7 +156,7 @@ def _settings(args: argparse.Namespace) -> GatewaySettings:
     profile = get_profile(args.profile)
     try:
         catalog = load_catalog(args.models, shipped=profile.catalog)
-    except (OSError, CatalogError) as exc:
+    except (OSError, ModelCatalogError) as exc:
         raise _Refused(f"cannot load the model catalog: {exc}") from exc
     default_model = None if args.no_default_model else (args.default_model or catalog.default_model)
     if default_model is not None and catalog.get(default_model) is None:

@@ -69,7 +69,7 @@ class ModelInfo:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class ModelCatalog:
     models: Mapping[str, ModelInfo]
     default_model: str | None = None  # LYRouter: the workspace's Default Model
 
@@ -77,21 +77,21 @@ class Catalog:
         return self.models.get(model_id)
 
 
-class CatalogError(ValueError):
+class ModelCatalogError(ValueError):
     """The catalog file is malformed."""
 
 
 def _channel(entry: Any, where: str) -> Channel:
     if not isinstance(entry, dict):
-        raise CatalogError(f"{where}: expected a mapping")
+        raise ModelCatalogError(f"{where}: expected a mapping")
     protocol = entry.get("protocol", "anthropic")
     if protocol not in ("anthropic", "openai", "gemini"):
-        raise CatalogError(f"{where}.protocol: use anthropic, openai or gemini")
+        raise ModelCatalogError(f"{where}.protocol: use anthropic, openai or gemini")
     provider = str(entry.get("provider", protocol if protocol in ("anthropic", "gemini") else "other"))
     if provider not in _PROVIDERS:
-        raise CatalogError(f"{where}.provider: use one of {', '.join(_PROVIDERS)}")
+        raise ModelCatalogError(f"{where}.provider: use one of {', '.join(_PROVIDERS)}")
     if "upstream" not in entry:
-        raise CatalogError(f"{where}: missing 'upstream'")
+        raise ModelCatalogError(f"{where}: missing 'upstream'")
     return Channel(
         cast(Protocol, protocol), provider, str(entry["upstream"]), str(entry.get("base_path", ""))
     )
@@ -101,28 +101,28 @@ def _prices(raw: Any, where: str) -> Prices | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise CatalogError(f"{where}: expected a mapping of input, output, cached")
+        raise ModelCatalogError(f"{where}: expected a mapping of input, output, cached")
     try:
         values = {k: Decimal(str(raw[k])) for k in ("input", "output")}
         cached = Decimal(str(raw.get("cached", raw["input"])))
         write = Decimal(str(raw.get("cache_write", raw["input"])))
     except KeyError as exc:
-        raise CatalogError(f"{where}: missing {exc.args[0]!r}") from exc
+        raise ModelCatalogError(f"{where}: missing {exc.args[0]!r}") from exc
     except InvalidOperation as exc:
-        raise CatalogError(f"{where}: prices must be numbers") from exc
+        raise ModelCatalogError(f"{where}: prices must be numbers") from exc
     if any(v < 0 for v in (*values.values(), cached, write)):
-        raise CatalogError(f"{where}: prices cannot be negative")
+        raise ModelCatalogError(f"{where}: prices cannot be negative")
     return Prices(values["input"], values["output"], cached, write)
 
 
 def _model(entry: Any, where: str) -> ModelInfo:
     if not isinstance(entry, dict):
-        raise CatalogError(f"{where}: expected a mapping")
+        raise ModelCatalogError(f"{where}: expected a mapping")
     try:
         efforts = tuple(str(e) for e in entry.get("efforts", ()))
         unknown = [e for e in efforts if e not in _EFFORT_LEVELS]
         if unknown:
-            raise CatalogError(f"{where}.efforts: unknown levels {unknown}")
+            raise ModelCatalogError(f"{where}.efforts: unknown levels {unknown}")
         upstream = str(entry.get("upstream", str(entry["id"]).split("/")[-1]))
         raw_channels = entry.get("channels")
         if raw_channels is None:
@@ -130,7 +130,7 @@ def _model(entry: Any, where: str) -> ModelInfo:
         elif isinstance(raw_channels, list):
             channels = tuple(_channel(c, f"{where}.channels[{j}]") for j, c in enumerate(raw_channels))
         else:
-            raise CatalogError(f"{where}.channels: expected a list")
+            raise ModelCatalogError(f"{where}.channels: expected a list")
         info = ModelInfo(
             id=str(entry["id"]),
             upstream=channels[0].upstream if channels else upstream,
@@ -148,40 +148,40 @@ def _model(entry: Any, where: str) -> ModelInfo:
             fallbacks=tuple(str(f) for f in entry.get("fallbacks", ())),
         )
     except KeyError as exc:
-        raise CatalogError(f"{where}: missing {exc.args[0]!r}") from exc
+        raise ModelCatalogError(f"{where}: missing {exc.args[0]!r}") from exc
     except (TypeError, ValueError) as exc:
-        if isinstance(exc, CatalogError):
+        if isinstance(exc, ModelCatalogError):
             raise
-        raise CatalogError(f"{where}: {exc}") from exc
+        raise ModelCatalogError(f"{where}: {exc}") from exc
     if info.max_output_tokens <= 0:
-        raise CatalogError(f"{where}.max_output_tokens: must be positive")
+        raise ModelCatalogError(f"{where}.max_output_tokens: must be positive")
     return info
 
 
-def parse_catalog(text: str) -> Catalog:
+def parse_catalog(text: str) -> ModelCatalog:
     # Imported here so that the pure translators, which use `ModelInfo`, do not pull in yaml.
     import yaml
 
     data = yaml.safe_load(text)
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
-        raise CatalogError("the catalog needs a top-level `models:` list")
+        raise ModelCatalogError("the catalog needs a top-level `models:` list")
     models: dict[str, ModelInfo] = {}
     for i, entry in enumerate(data["models"]):
         info = _model(entry, f"models[{i}]")
         if info.id in models:
-            raise CatalogError(f"models[{i}]: duplicate id {info.id!r}")
+            raise ModelCatalogError(f"models[{i}]: duplicate id {info.id!r}")
         models[info.id] = info
     for info in models.values():
         unknown = [f for f in info.fallbacks if f not in models or f == info.id]
         if unknown:
-            raise CatalogError(f"{info.id}.fallbacks: not other ids of this catalog: {unknown}")
+            raise ModelCatalogError(f"{info.id}.fallbacks: not other ids of this catalog: {unknown}")
     default = data.get("default_model")
     if default is not None and str(default) not in models:
-        raise CatalogError(f"default_model: {default!r} is not in the catalog")
-    return Catalog(MappingProxyType(models), str(default) if default is not None else None)
+        raise ModelCatalogError(f"default_model: {default!r} is not in the catalog")
+    return ModelCatalog(MappingProxyType(models), str(default) if default is not None else None)
 
 
-def load_catalog(path: str | Path | None = None, *, shipped: str = "models.yaml") -> Catalog:
+def load_catalog(path: str | Path | None = None, *, shipped: str = "models.yaml") -> ModelCatalog:
     """The catalog from `path`, or the one shipped with the package under the name `shipped`."""
     if path is None:
         text = resources.files("reference_gateway").joinpath(shipped).read_text(encoding="utf-8")

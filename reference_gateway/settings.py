@@ -12,7 +12,7 @@ import httpx
 
 from reference_gateway.auth import KeyRing
 from reference_gateway.images import AllowList, ImageLimits, Resolver
-from reference_gateway.models import Catalog
+from reference_gateway.models import ModelCatalog
 from reference_gateway.policy import Profile
 from reference_gateway.upstream import UpstreamSettings
 
@@ -22,7 +22,7 @@ MB = 1024 * 1024
 @dataclass(frozen=True)
 class GatewaySettings:
     profile: Profile
-    catalog: Catalog
+    catalog: ModelCatalog
     upstream: UpstreamSettings
     keys: KeyRing | None  # None: authentication switched off (`--no-auth`)
     ping_interval: float = 10.0

@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.clients.drivers.base import Driver
-from harness.clients.runner import Target, run_profile
-from harness.clients.scenarios import Catalog
+from harness.clients.runner import ClientTarget, run_profile
+from harness.clients.scenarios import ScenarioCatalog
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,11 @@ def mutable_gateway(profile: str, replay_url: str, key: str, log: Path) -> Itera
 
 
 def catch_bugs(
-    target: Target, use: Any, drivers: Sequence[Driver], catalog: Catalog, pattern: Sequence[str]
+    target: ClientTarget,
+    use: Any,
+    drivers: Sequence[Driver],
+    catalog: ScenarioCatalog,
+    pattern: Sequence[str],
 ) -> tuple[list[Caught], list[str]]:
     """Each selected mutant's failing client scenarios; and what failed with no mutant at all (a baseline
     that must be empty for the count to mean anything)."""

@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.drivers import Driver, all_drivers
-from harness.clients.runner import Target, run_profile
-from harness.clients.scenarios import Catalog, load_scenarios
+from harness.clients.runner import ClientTarget, run_profile
+from harness.clients.scenarios import ScenarioCatalog, load_scenarios
 from harness.clients.table import markdown_table, text_table, verdicts
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
 
 
 def _pick(
-    drivers: Sequence[Driver], catalog: Catalog, args: argparse.Namespace
-) -> tuple[list[Driver], Catalog]:
+    drivers: Sequence[Driver], catalog: ScenarioCatalog, args: argparse.Namespace
+) -> tuple[list[Driver], ScenarioCatalog]:
     chosen = [d for d in drivers if not args.client or any(fnmatch.fnmatchcase(d.id, g) for g in args.client)]
     if not chosen:
         raise ConfigError(
@@ -41,7 +41,7 @@ def _pick(
     )
     if not scenarios:
         raise ConfigError(f"--scenario {' '.join(args.scenario)}: no such scenario")
-    return chosen, Catalog(scenarios=scenarios, profiles=catalog.profiles)
+    return chosen, ScenarioCatalog(scenarios=scenarios, profiles=catalog.profiles)
 
 
 def _rerun(args: argparse.Namespace, profile: str) -> str:
@@ -69,7 +69,7 @@ def _headers(given: Sequence[str], replay_url: str) -> dict[str, str]:
     return out
 
 
-def _model(profile: Any, catalog: Catalog, model_map: str | None) -> str | None:
+def _model(profile: Any, catalog: ScenarioCatalog, model_map: str | None) -> str | None:
     from harness.modelmap import load_model_map
 
     use = catalog.profiles.get(profile.name)
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             with replay as replay_url:
                 assert replay_url is not None
                 p = loaded[profiles[0]]
-                target = Target(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
+                target = ClientTarget(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
                                 args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
                 documents.append(run_profile(target, drivers, catalog))
         else:
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                     p = loaded[name]
                     log = report_dir / name / "gateway.log"
                     with orchestrate.reference_gateway(name, replay_url, key, log) as url:
-                        target = Target(p.name, p.doc, p.title, url, key, replay_url, models[name],
+                        target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, models[name],
                                         "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
                         documents.append(run_profile(target, drivers, catalog))
     if expectations is not None:
@@ -163,7 +163,7 @@ def _bugs(
     p: Any,
     model: str | None,
     drivers: Sequence[Driver],
-    catalog: Catalog,
+    catalog: ScenarioCatalog,
     report_dir: Path,
 ) -> int:
     from harness.clients import orchestration as orchestrate
@@ -173,7 +173,7 @@ def _bugs(
     with orchestrate.replay_upstream() as replay_url:
         log = report_dir / p.name / "gateway.log"
         with mutable_gateway(p.name, replay_url, key, log) as (url, use):
-            target = Target(p.name, p.doc, p.title, url, key, replay_url, model, "reference gateway + one mutant",
+            target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, model, "reference gateway + one mutant",
                             _rerun(args, p.name))  # fmt: skip
             found, baseline = catch_bugs(target, use, drivers, catalog, args.mutants)
     text = bugs_markdown(found, baseline, p.name)

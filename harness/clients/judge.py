@@ -19,7 +19,7 @@ BASIC_SCENARIO = "text"
 
 
 @dataclass(frozen=True)
-class Violation:
+class ScenarioMismatch:
     check: str
     message: str
     expected: Any = None
@@ -61,14 +61,14 @@ def _tool_results(body: Any) -> list[str]:
 
 def judge(
     scenario: Scenario, seen: Observation, upstream_bodies: Sequence[Any], served: Sequence[int | None] = ()
-) -> Iterator[Violation]:
+) -> Iterator[ScenarioMismatch]:
     """Every way what the library returned (`seen`) and what reached the provider (`upstream_bodies`, the
     JSON bodies in order; `served`, the status the provider answered each with) differ from what the
     scenario expects."""
     expect = scenario.expect
     raised = seen.error
     if "error" not in expect and raised is not None:
-        yield Violation(
+        yield ScenarioMismatch(
             "raised",
             f"the library raised {raised.cls}"
             + (f" (HTTP {raised.status})" if raised.status else "")
@@ -79,7 +79,7 @@ def judge(
     if "error" in expect:
         want = expect["error"]
         if raised is None:
-            yield Violation(
+            yield ScenarioMismatch(
                 "error",
                 f"the library returned instead of raising a {want['kind']} error (text {seen.text!r})",
                 expected=dict(want),
@@ -87,7 +87,7 @@ def judge(
             )
         else:
             if want["kind"] != "any" and raised.kind != want["kind"]:
-                yield Violation(
+                yield ScenarioMismatch(
                     "error.kind",
                     f"the library raised {raised.cls} ({raised.kind}), not its {want['kind']} error: "
                     f"{raised.message}",
@@ -95,7 +95,7 @@ def judge(
                     actual=raised.kind,
                 )
             if "status" in want and raised.status != want["status"]:
-                yield Violation(
+                yield ScenarioMismatch(
                     "error.status",
                     f"{raised.cls} carries status {raised.status}, expected {want['status']}",
                     expected=want["status"],
@@ -107,7 +107,7 @@ def judge(
     if "provider_status" in expect and (not served or served[-1] != expect["provider_status"]):
         # The scenario's premise: e.g. the error must come after the provider's stream started (HTTP 200),
         # not be the provider refusing what the gateway sent.
-        yield Violation(
+        yield ScenarioMismatch(
             "provider_status",
             f"the provider answered the gateway's request with {served[-1] if served else 'nothing'}, "
             f"not {expect['provider_status']}: the scenario did not happen as scripted",
@@ -116,21 +116,23 @@ def judge(
         )
 
 
-def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[Violation]:
+def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[ScenarioMismatch]:
     if "text" in expect and seen.text != expect["text"]:
-        yield Violation(
+        yield ScenarioMismatch(
             "text", f"the library's text is {seen.text!r}", expected=expect["text"], actual=seen.text
         )
     if "tool_calls" in expect:
         got = [{"name": c.name, "arguments": c.arguments} for c in seen.tool_calls]
         want = [dict(c) for c in expect["tool_calls"]]
         if got != want:
-            yield Violation("tool_calls", f"the library's tool calls are {got}", expected=want, actual=got)
+            yield ScenarioMismatch(
+                "tool_calls", f"the library's tool calls are {got}", expected=want, actual=got
+            )
         missing = [c.name for c in seen.tool_calls if not c.id]
         if missing:
-            yield Violation("tool_calls.id", f"tool calls without an id: {missing}", actual=missing)
+            yield ScenarioMismatch("tool_calls.id", f"tool calls without an id: {missing}", actual=missing)
     if "parsed" in expect and (seen.parsed is None or dict(seen.parsed) != dict(expect["parsed"])):
-        yield Violation(
+        yield ScenarioMismatch(
             "parsed",
             f"the library's parsed object is {seen.parsed!r}",
             expected=dict(expect["parsed"]),
@@ -140,7 +142,7 @@ def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[Violation
         usage = dict(seen.usage or {})
         wrong = {k: usage.get(k) for k, v in expect["usage"].items() if usage.get(k) != v}
         if wrong:
-            yield Violation(
+            yield ScenarioMismatch(
                 "usage",
                 f"the library's usage is {seen.usage!r}",
                 expected=dict(expect["usage"]),
@@ -148,9 +150,9 @@ def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[Violation
             )
 
 
-def _upstream(expect: Mapping[str, Any], bodies: Sequence[Any]) -> Iterator[Violation]:
+def _upstream(expect: Mapping[str, Any], bodies: Sequence[Any]) -> Iterator[ScenarioMismatch]:
     if "upstream_calls" in expect and len(bodies) != expect["upstream_calls"]:
-        yield Violation(
+        yield ScenarioMismatch(
             "upstream_calls",
             f"the provider received {len(bodies)} request(s), expected {expect['upstream_calls']}",
             expected=expect["upstream_calls"],
@@ -160,7 +162,7 @@ def _upstream(expect: Mapping[str, Any], bodies: Sequence[Any]) -> Iterator[Viol
         want = list(expect["tool_result_ids"])
         got = _tool_results(bodies[-1]) if len(bodies) >= 2 else []
         if got != want:
-            yield Violation(
+            yield ScenarioMismatch(
                 "tool_result_ids",
                 "the second turn reached the provider "
                 + (f"answering tool ids {got}" if len(bodies) >= 2 else "not at all")

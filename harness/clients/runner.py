@@ -13,7 +13,7 @@ from typing import Any
 from harness.clients.drivers.base import Driver
 from harness.clients.judge import judge
 from harness.clients.observation import Job, Observation
-from harness.clients.scenarios import Catalog, Scenario
+from harness.clients.scenarios import Scenario, ScenarioCatalog
 from harness.errors import HarnessFailure
 
 WRONG_KEY = "gc-wrong-key-for-the-auth-scenario"
@@ -21,7 +21,7 @@ SCENARIOS_SOURCE = "specs/clients/scenarios.yaml"
 
 
 @dataclass(frozen=True)
-class Target:
+class ClientTarget:
     profile: str
     doc: str
     title: str
@@ -37,7 +37,7 @@ class Target:
 
 
 def _result(
-    target: Target, client: str, scenario: Scenario, outcome: str, *, reason: str | None = None,
+    target: ClientTarget, client: str, scenario: Scenario, outcome: str, *, reason: str | None = None,
     violations: Sequence[Mapping[str, Any]] = (), duration: float = 0.0, exchange: Any = None,
     quote: str | None = None, section: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
@@ -84,7 +84,7 @@ def _exchange(job: Job, seen: Observation, calls: Sequence[Any]) -> dict[str, An
 
 
 def run_client(
-    target: Target, driver: Driver, scenarios: Sequence[Scenario], replay: Any
+    target: ClientTarget, driver: Driver, scenarios: Sequence[Scenario], replay: Any
 ) -> list[dict[str, Any]]:
     """One client's results in this profile, one per scenario."""
     results: dict[str, dict[str, Any]] = {}
@@ -139,7 +139,7 @@ def run_client(
     return [results[s.id] for s in scenarios]
 
 
-def run_profile(target: Target, drivers: Sequence[Driver], catalog: Catalog) -> dict[str, Any]:
+def run_profile(target: ClientTarget, drivers: Sequence[Driver], catalog: ScenarioCatalog) -> dict[str, Any]:
     """The results document of every client in this profile (before expectations are applied)."""
     from harness import __version__
     from harness.outcomes import count_outcomes

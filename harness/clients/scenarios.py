@@ -57,7 +57,7 @@ class ProfileUse:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class ScenarioCatalog:
     scenarios: tuple[Scenario, ...]
     profiles: Mapping[str, ProfileUse]
 
@@ -113,7 +113,7 @@ def _scenario(raw: Any, tools: Mapping[str, Tool], objects: Mapping[str, Mapping
     )
 
 
-def parse_catalog(data: Any) -> Catalog:
+def parse_catalog(data: Any) -> ScenarioCatalog:
     if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list):
         raise ScenarioError("scenarios file: expected a mapping with a `scenarios` list")
     tools = {str(n): _tool(str(n), t) for n, t in (data.get("tools") or {}).items()}
@@ -131,10 +131,10 @@ def parse_catalog(data: Any) -> Catalog:
         str(p): ProfileUse(role=str(v["role"]), family=str(v["family"]))
         for p, v in (data.get("profiles") or {}).items()
     }
-    return Catalog(scenarios=scenarios, profiles=profiles)
+    return ScenarioCatalog(scenarios=scenarios, profiles=profiles)
 
 
-def load_scenarios(path: Path | None = None) -> Catalog:
+def load_scenarios(path: Path | None = None) -> ScenarioCatalog:
     import yaml
 
     from harness.paths import specs_root

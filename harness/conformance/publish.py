@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.conformance.report import Catalog, Implementation, RuleInfo, build_report, inconsistencies
+from harness.conformance.report import CatalogDigest, Implementation, RuleInfo, build_report, inconsistencies
 from harness.errors import BadReport, ConfigError
 from harness.outcomes import EXIT_FAILURES, EXIT_OK
 
@@ -150,7 +150,7 @@ def _implementation_fields(args: argparse.Namespace) -> dict[str, str | None]:
 # --- files ------------------------------------------------------------------------------------------------
 
 
-def load_catalog(profile: str, root: Path) -> Catalog:
+def load_catalog(profile: str, root: Path) -> CatalogDigest:
     """A profile's catalog as the report counts it, and its digest (harness.conformance.catalog_hash)."""
     from harness.conformance.catalog_hash import catalog_digest
     from harness.errors import SpecError
@@ -168,7 +168,9 @@ def load_catalog(profile: str, root: Path) -> Catalog:
         for rule in loaded.rules:
             rules[rule.id] = RuleInfo(rule.level, rule.needs.features, rule.needs.without)
     digest = catalog_digest(root, profile, cassettes_dir())
-    return Catalog(profile, spec.title, spec.doc, dict(spec.features), rules, digest.sha256, digest.files)
+    return CatalogDigest(
+        profile, spec.title, spec.doc, dict(spec.features), rules, digest.sha256, digest.files
+    )
 
 
 def write_report(path: Path, report: Mapping[str, Any]) -> None:
@@ -234,7 +236,7 @@ def verify(report: Any, specs_dir: str | None = None) -> list[str]:
             f"gateway-conformance {report['suite']['version']}"
         )
     root = specs_root(specs_dir)
-    catalogs: dict[str, Catalog | None] = {}
+    catalogs: dict[str, CatalogDigest | None] = {}
     for p in report["profiles"]:
         if p["name"] not in catalogs:  # a catalog run on several gateways is read once
             try:

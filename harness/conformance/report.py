@@ -49,7 +49,7 @@ class RuleInfo:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class CatalogDigest:
     """One profile's catalog as the run used it, and its digest (harness.conformance.catalog_hash)."""
 
     profile: str
@@ -145,7 +145,7 @@ def _entry(group: Group) -> dict[str, Any]:
 
 
 def profile_entry(
-    document: Mapping[str, Any], catalog: Catalog, kill_matrix: Mapping[str, Any] | None = None
+    document: Mapping[str, Any], catalog: CatalogDigest, kill_matrix: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A profile's part of the report, from its results document and the catalog the run used."""
     declared = frozenset(document["target"].get("features") or ())
@@ -219,7 +219,7 @@ def _families(results: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:
     return dict(sorted(seen.items())) if observed else None
 
 
-def kill_rate(matrix: Mapping[str, Any] | None, catalog: Catalog) -> dict[str, Any]:
+def kill_rate(matrix: Mapping[str, Any] | None, catalog: CatalogDigest) -> dict[str, Any]:
     """The profile's mutant kill rate from a `gateway-conformance mutants` kill-matrix.json, or null and why.
 
     Raises ValueError for a matrix of another profile or of rules this catalog does not have (another catalog
@@ -260,7 +260,7 @@ def kill_rate(matrix: Mapping[str, Any] | None, catalog: Catalog) -> dict[str, A
 
 def build_report(
     documents: Sequence[Mapping[str, Any]],
-    catalogs: Mapping[str, Catalog],
+    catalogs: Mapping[str, CatalogDigest],
     implementation: Implementation,
     kill_matrices: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:

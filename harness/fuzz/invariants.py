@@ -1,5 +1,5 @@
 """What any gateway owes a client sending a hostile body (pure): each invariant has a rule id, the doc sentence it
-rests on, and a check of one exchange that yields `Violation`s (the `harness/checks` convention).
+rests on, and a check of one exchange that yields `InvariantBreach`s (the `harness/checks` convention).
 
 The exchange is what the fuzzer saw: the gateway's status, content type and body (or that it hung), and every
 request the upstream received while the gateway handled it.
@@ -19,7 +19,7 @@ Shape = Literal["envelope", "flat-message", "text-line", "forwarded"]
 
 
 @dataclass(frozen=True)
-class Answer:
+class FuzzAnswer:
     status: int  # 0: no answer (hung past the timeout, or the connection failed)
     content_type: str
     body: bytes
@@ -30,12 +30,12 @@ class Answer:
 @dataclass(frozen=True)
 class Exchange:
     case: Case
-    answer: Answer
+    answer: FuzzAnswer
     upstream_bodies: Sequence[bytes] | None  # None: the upstream is not observed (no replay tap)
 
 
 @dataclass(frozen=True)
-class Violation:
+class InvariantBreach:
     rule_id: str
     message: str
 
@@ -159,17 +159,17 @@ def invariants(style: ErrorStyle) -> list[Invariant]:
     ]
 
 
-def check(exchange: Exchange, style: ErrorStyle) -> Iterator[Violation]:
+def check(exchange: Exchange, style: ErrorStyle) -> Iterator[InvariantBreach]:
     """Every invariant one exchange breaks."""
     answer = exchange.answer
     upstream = exchange.upstream_bodies
     if answer.status == 0:
-        yield Violation("robustness/no-hang", f"no answer: {answer.failure}")
+        yield InvariantBreach("robustness/no-hang", f"no answer: {answer.failure}")
         return
     if answer.status >= 500:
         code = _error_code(answer.body)
         if code not in style.documented_5xx_codes:
-            yield Violation(
+            yield InvariantBreach(
                 "robustness/no-5xx-for-client-errors",
                 f"HTTP {answer.status} (code {code!r}) for a {exchange.case.kind} body ({exchange.case.note})",
             )
@@ -177,7 +177,7 @@ def check(exchange: Exchange, style: ErrorStyle) -> Iterator[Violation]:
         called = bool(upstream)
         allowed = (*style.shapes, "forwarded") if style.forwards_upstream_errors and called else style.shapes
         if "forwarded" not in allowed and error_shape(answer) not in allowed:
-            yield Violation(
+            yield InvariantBreach(
                 "robustness/error-envelope",
                 f"HTTP {answer.status} {answer.content_type or 'without content type'}: the body is not "
                 f"{' or '.join(allowed)}: {answer.body[:120]!r}",
@@ -187,9 +187,9 @@ def check(exchange: Exchange, style: ErrorStyle) -> Iterator[Violation]:
     for i, body in enumerate(upstream):
         problem = json_problem(body)
         if problem is not None:
-            yield Violation("robustness/upstream-json-valid", f"upstream request {i + 1}: {problem}")
+            yield InvariantBreach("robustness/upstream-json-valid", f"upstream request {i + 1}: {problem}")
     if exchange.case.refused and upstream:
-        yield Violation(
+        yield InvariantBreach(
             "robustness/refused-before-upstream",
             f"{len(upstream)} upstream request(s) for a refused {exchange.case.kind} body ({exchange.case.note}); "
             f"the gateway answered {answer.status}",
@@ -206,7 +206,7 @@ def _error_code(body: bytes) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def error_shape(answer: Answer) -> Shape | None:
+def error_shape(answer: FuzzAnswer) -> Shape | None:
     """Which of the error shapes the answer has, if any."""
     try:
         parsed = json.loads(answer.body)

@@ -13,7 +13,7 @@ import http.client
 import time
 from urllib.parse import urlsplit
 
-from harness.fuzz.invariants import Answer
+from harness.fuzz.invariants import FuzzAnswer
 
 # A reused connection the gateway closed while it was idle fails before any answer; the request is sent once
 # more on a fresh connection (a request that failed on a fresh connection is reported as it is).
@@ -43,7 +43,7 @@ class Connection:
         kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return kind(self._host, self._port, timeout=timeout)
 
-    def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+    def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> FuzzAnswer:
         """POST `body` to `url` (on this connection's host) and read the whole answer, or say why there is none:
         no answer within `timeout`, still answering after it, or the connection failed."""
         parts = urlsplit(url)
@@ -68,7 +68,7 @@ class Connection:
 
     def _exchange(
         self, path: str, body: bytes, headers: dict[str, str], timeout: float, started: float
-    ) -> Answer:
+    ) -> FuzzAnswer:
         if self._conn is None:
             self._conn = self._open(timeout)
         conn = self._conn
@@ -91,7 +91,7 @@ class Connection:
         response.close()  # read1 leaves a response of known length "open" at its end; the next request needs it closed
         if response.will_close:
             self.close()
-        return Answer(
+        return FuzzAnswer(
             response.status,
             response.getheader("content-type") or "",
             b"".join(chunks),
@@ -99,5 +99,5 @@ class Connection:
         )
 
 
-def _none(started: float, why: str) -> Answer:
-    return Answer(0, "", b"", time.monotonic() - started, why)
+def _none(started: float, why: str) -> FuzzAnswer:
+    return FuzzAnswer(0, "", b"", time.monotonic() - started, why)

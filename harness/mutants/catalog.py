@@ -167,12 +167,12 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class MutantCatalog:
     mutants: tuple[Mutant, ...]
     unmutated: Mapping[str, str]  # rule id (glob) → why no mutant can make it fail
 
 
-def load_catalog(path: Path = CATALOG) -> Catalog:
+def load_catalog(path: Path = CATALOG) -> MutantCatalog:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, Mapping) or not isinstance(data.get("mutants"), list):
         raise MutantCatalogError(f"{path}: expected a mapping with a `mutants` list")
@@ -182,7 +182,7 @@ def load_catalog(path: Path = CATALOG) -> Catalog:
         if m.id in seen:
             raise MutantCatalogError(f"duplicate mutant id {m.id}")
         seen.add(m.id)
-    return Catalog(tuple(mutants), dict(data.get("unmutated") or {}))
+    return MutantCatalog(tuple(mutants), dict(data.get("unmutated") or {}))
 
 
 def select(

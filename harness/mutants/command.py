@@ -23,7 +23,7 @@ import httpx
 
 from harness.engine.target import Outcome, Target, not_applicable_reason
 from harness.errors import ConfigError, HarnessFailure, MutantCatalogError
-from harness.mutants.catalog import Catalog, Mutant, load_catalog, select
+from harness.mutants.catalog import Mutant, MutantCatalog, load_catalog, select
 from harness.mutants.kill import (
     Case,
     Matrix,
@@ -365,7 +365,7 @@ def write_matrix(out: Path, matrix: Matrix) -> int:
     return EXIT_SURVIVOR if matrix.survivors else EXIT_OK
 
 
-def merge_main(args: argparse.Namespace, catalog: Catalog) -> int:
+def merge_main(args: argparse.Namespace, catalog: MutantCatalog) -> int:
     documents = []
     for name in args.merge:
         path = Path(name)

@@ -17,7 +17,7 @@ import httpx
 
 from harness.engine.run import run_rule
 from harness.engine.target import Outcome, Target
-from harness.mutants.catalog import Catalog, Mutant
+from harness.mutants.catalog import Mutant, MutantCatalog
 from harness.outcomes import variant_label
 from harness.replay.client import ReplayClient
 from harness.spec import Rule
@@ -220,7 +220,7 @@ def result_from_json(raw: Mapping[str, Any], mutant: Mutant) -> MutantResult:
     )
 
 
-def merge_matrices(documents: Sequence[Mapping[str, Any]], catalog: Catalog) -> Matrix:
+def merge_matrices(documents: Sequence[Mapping[str, Any]], catalog: MutantCatalog) -> Matrix:
     """One kill matrix from the shards' `kill-matrix.json` documents (one profile; disjoint mutants).
 
     Complete when the shards together ran every mutant of the profile against every rule, unskipped.

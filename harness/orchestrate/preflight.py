@@ -24,7 +24,7 @@ TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
-class Answer:
+class ProbeAnswer:
     status: int | None
     body: bytes = b""
     content_type: str = ""
@@ -55,7 +55,7 @@ def _error_message(body: bytes) -> str:
         return ""
 
 
-def diagnose(url: str, answer: Answer, *, key_given: bool, base_path: str | None) -> str | None:
+def diagnose(url: str, answer: ProbeAnswer, *, key_given: bool, base_path: str | None) -> str | None:
     """The one-line diagnosis of a preflight answer, or None when the rules can run. Pure."""
     if answer.status is None:
         return f"nothing answers at {url}: {answer.error} (is the gateway running, and is this its address?)"
@@ -81,7 +81,7 @@ def diagnose(url: str, answer: Answer, *, key_given: bool, base_path: str | None
     return None
 
 
-def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: float = TIMEOUT) -> Answer:
+def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: float = TIMEOUT) -> ProbeAnswer:
     url = gateway_url.rstrip("/") + "/chat/completions"
     headers = {"content-type": "application/json"}
     if key:
@@ -89,13 +89,15 @@ def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: floa
     try:
         response = client.post(url, content=b"{}", headers=headers, timeout=timeout)
     except httpx.ConnectTimeout:
-        return Answer(None, error=f"connect timeout after {timeout:g}s")
+        return ProbeAnswer(None, error=f"connect timeout after {timeout:g}s")
     except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:
-        return Answer(None, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        return ProbeAnswer(None, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
     except httpx.HTTPError:
         # Connected, then slow, cut or garbled: something answers; the rules judge how (within their timeout).
-        return Answer(0)
-    return Answer(response.status_code, response.content[:4096], response.headers.get("content-type", ""))
+        return ProbeAnswer(0)
+    return ProbeAnswer(
+        response.status_code, response.content[:4096], response.headers.get("content-type", "")
+    )
 
 
 def check_url(gateway_url: str) -> None:

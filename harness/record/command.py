@@ -87,7 +87,7 @@ DROPPED_RESPONSE_HEADERS = ACCOUNT_HEADERS | {
 
 
 @dataclass(frozen=True)
-class Target:
+class RecordTarget:
     provider: Provider
     base_url: str
     key: str
@@ -135,7 +135,7 @@ def _scrub_response_headers(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
-def _recorder(target: Target) -> Any:
+def _recorder(target: RecordTarget) -> Any:
     import vcr
 
     options: dict[str, Any] = {
@@ -175,7 +175,7 @@ class Failure:
         return f"FAILED{where}:{status}{kind}{message}"
 
 
-def _clean(message: str, target: Target) -> str:
+def _clean(message: str, target: RecordTarget) -> str:
     text = redact_text(message.replace(target.key, target.placeholder) if target.key else message)
     return text if len(text) <= 200 else text[:200] + "…"
 
@@ -192,7 +192,7 @@ class NotReproduced:
         return f"not reproduced: {'; '.join(self.problems)} (after {tries}); the old cassette stays"
 
 
-def _send(client: Any, target: Target, request: RecordedRequest, index: int | None) -> Failure | None:
+def _send(client: Any, target: RecordTarget, request: RecordedRequest, index: int | None) -> Failure | None:
     try:
         target.provider.send(client, request)
     except ProviderError as exc:
@@ -213,7 +213,7 @@ def _stream_request(stream: RecordedRequest, body: Mapping[str, Any], kind: Endp
 
 
 def record_scenario(
-    old: Cassette, scenario: Scenario, target: Target, *, workdir: Path, today: str, attempts: int = 1
+    old: Cassette, scenario: Scenario, target: RecordTarget, *, workdir: Path, today: str, attempts: int = 1
 ) -> Cassette | Failure | NotReproduced:
     """Provoke `scenario` against the provider until a recording shows it (at most `attempts` times).
 
@@ -254,7 +254,7 @@ def _missing(cassette: Cassette, scenario: Scenario) -> tuple[str, ...]:
 
 
 def _record_once(
-    old: Cassette, scenario: Scenario, target: Target, tmp: Path, nonce: str, today: str
+    old: Cassette, scenario: Scenario, target: RecordTarget, tmp: Path, nonce: str, today: str
 ) -> Cassette | Failure:
     kind = target.provider.endpoint
     index = next(i for i, it in enumerate(old.interactions) if it.request.stream)
@@ -306,7 +306,7 @@ def _stamped(
     old: Cassette,
     scenario: Scenario,
     interactions: tuple[Interaction, ...],
-    target: Target,
+    target: RecordTarget,
     today: str,
     stream_index: int,
 ) -> Cassette:
@@ -401,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
     return _run(args, sys.stdout)
 
 
-def _target(args: argparse.Namespace) -> Target:
+def _target(args: argparse.Namespace) -> RecordTarget:
     provider = PROVIDERS.get(args.provider)
     if provider is None:
         raise ConfigError(f"unknown provider {args.provider!r} (known: {', '.join(PROVIDERS)})")
@@ -419,7 +419,7 @@ def _target(args: argparse.Namespace) -> Target:
             "--base-url must not carry a query string or user:password@ (the key comes from the environment)"
         )
     var, key = found[0]
-    return Target(provider, base_url, key, var, api_host(base_url, provider))
+    return RecordTarget(provider, base_url, key, var, api_host(base_url, provider))
 
 
 def cassettes_folder(given: Path | None, *, dry_run: bool, out: TextIO) -> Path:
@@ -476,7 +476,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _record_file(
-    path: Path, target: Target, work: Path, today: str, *, args: argparse.Namespace, out: TextIO
+    path: Path, target: RecordTarget, work: Path, today: str, *, args: argparse.Namespace, out: TextIO
 ) -> str:
     """Record one cassette file, print what happened; the outcome is a key of `_run`'s counts."""
     name = f"{target.provider.name}/{path.stem}"

@@ -23,7 +23,7 @@ from harness.cassette.matching import match
 from harness.errors import ReplayConfigError
 from harness.families import endpoint_family, endpoint_kind
 from harness.replay.files import serve_file
-from harness.replay.plan import Answer, Plan, cassette_answer, error_body, fault_answer, plan_answer
+from harness.replay.plan import Plan, PlannedAnswer, cassette_answer, error_body, fault_answer, plan_answer
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayState, encode_body
 from harness.replay.validate import refusal
@@ -36,7 +36,7 @@ def _header_dict(request: Request) -> dict[str, str]:
     return out
 
 
-def _served_record(plan: Plan, answer: Answer) -> dict[str, Any]:
+def _served_record(plan: Plan, answer: PlannedAnswer) -> dict[str, Any]:
     text, enc = encode_body(plan.body)
     return {
         "status": plan.status,
@@ -53,9 +53,9 @@ def _error_response(kind: str | None, status: int, message: str) -> Response:
     return Response(error_body(kind, status, message), status, media_type="application/json")
 
 
-def _scripted_error(kind: str | None, message: str) -> Answer:
+def _scripted_error(kind: str | None, message: str) -> PlannedAnswer:
     body = error_body(kind, 400, f"gateway-conformance replay: {message}")
-    return Answer(status=400, headers=(("content-type", "application/json"),), body=body, sse=False)
+    return PlannedAnswer(status=400, headers=(("content-type", "application/json"),), body=body, sse=False)
 
 
 def _no_case_message(seen: list[str]) -> tuple[str, str]:
@@ -125,7 +125,7 @@ class ReplayEndpoints:
             # What the real provider would answer: the gateway sent something it refuses.
             msg = f"gateway-conformance replay (validating like the provider): {problem}"
             state.diagnose("provider-refusal", msg, path, body, marker=case.marker, rule=case.rule)
-            answer = Answer(
+            answer = PlannedAnswer(
                 status=400,
                 headers=(("content-type", "application/json"),),
                 body=error_body(
@@ -154,7 +154,7 @@ class ReplayEndpoints:
 
         return PlanResponse(plan, on_disconnect)
 
-    def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> Answer:
+    def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> PlannedAnswer:
         """What the case scripts for this call: an injected fault, or the matching cassette interaction."""
         fault = case.upstream.get("fault") or {}
         if "status" in fault:

@@ -34,7 +34,7 @@ _ANTHROPIC_ERROR_TYPES = {
 
 
 @dataclass(frozen=True)
-class Answer:
+class PlannedAnswer:
     status: int
     headers: tuple[tuple[str, str], ...]  # lower-case names, hop-by-hop removed
     body: bytes
@@ -124,7 +124,7 @@ def error_body(
     return json.dumps({"type": "error", "error": {"type": etype, "message": message}}).encode()
 
 
-def fault_answer(kind: str | None, fault: Mapping[str, Any]) -> Answer:
+def fault_answer(kind: str | None, fault: Mapping[str, Any]) -> PlannedAnswer:
     status = int(fault["status"])
     body = fault.get("body")
     headers = {k.lower(): str(v) for k, v in (fault.get("headers") or {}).items()}
@@ -142,7 +142,7 @@ def fault_answer(kind: str | None, fault: Mapping[str, Any]) -> Answer:
         data = json.dumps(body).encode()
         ctype = "application/json"
     headers.setdefault("content-type", ctype)
-    return Answer(
+    return PlannedAnswer(
         status=status,
         headers=tuple(headers.items()),
         body=data,
@@ -209,7 +209,7 @@ def _cut_at(pieces: list[tuple[float, bytes]], limit: int) -> list[tuple[float, 
     return kept
 
 
-def plan_answer(answer: Answer, upstream: Mapping[str, Any], kind: str | None) -> Plan:
+def plan_answer(answer: PlannedAnswer, upstream: Mapping[str, Any], kind: str | None) -> Plan:
     fault = dict(upstream.get("fault") or {})
     applied: dict[str, Any] = {}
     headers = dict(answer.headers)
@@ -247,10 +247,10 @@ def plan_answer(answer: Answer, upstream: Mapping[str, Any], kind: str | None) -
     )
 
 
-def cassette_answer(cassette: Cassette, index: int) -> Answer:
+def cassette_answer(cassette: Cassette, index: int) -> PlannedAnswer:
     resp = cassette.interactions[index].response
     headers = tuple((k, v) for k, values in resp.headers.items() if k not in HOP_BY_HOP for v in values)
-    return Answer(
+    return PlannedAnswer(
         status=resp.status,
         headers=headers,
         body=resp.body,

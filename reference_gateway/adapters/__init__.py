@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from reference_gateway.adapters.anthropic import AnthropicAdapter
-from reference_gateway.adapters.base import Answer, Call, FamilyAdapter, OpenedStream, Prepared
+from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.adapters.gemini import GeminiAdapter
 from reference_gateway.adapters.openai import OpenAIAdapter
 from reference_gateway.models import Channel
 from reference_gateway.models import Protocol as Family
 
-__all__ = ["ADAPTERS", "Answer", "Call", "FamilyAdapter", "OpenedStream", "Prepared", "adapter_for"]
+__all__ = ["ADAPTERS", "Call", "FamilyAdapter", "OpenedStream", "Prepared", "ProviderAnswer", "adapter_for"]
 
 ADAPTERS: Mapping[Family, FamilyAdapter] = MappingProxyType(
     {adapter.family: adapter for adapter in (AnthropicAdapter(), OpenAIAdapter(), GeminiAdapter())}

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from reference_gateway.adapters.base import Answer, Call, FamilyAdapter, OpenedStream, Prepared
+from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer, from_upstream
 from reference_gateway.models import Channel
 from reference_gateway.policy import Profile
@@ -47,7 +47,7 @@ class AnthropicAdapter(FamilyAdapter):
             body = anthropic_extras(call.body, translated.body)
         return Prepared(call, body, translated.stream, translated.include_usage, translated.headers)
 
-    async def complete(self, prepared: Prepared, services: Services) -> Answer:
+    async def complete(self, prepared: Prepared, services: Services) -> ProviderAnswer:
         call, profile = prepared.call, services.profile
         reply = await self.send(prepared, services)
         message = _checked_message(reply.answer, call.model.id)
@@ -62,7 +62,7 @@ class AnthropicAdapter(FamilyAdapter):
         )
         if profile.relay is not None and server_tools(call.body):
             completion["relay_web_search"] = web_search_report(message)
-        return Answer(completion=completion)
+        return ProviderAnswer(completion=completion)
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         call = prepared.call

@@ -47,7 +47,7 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class Answer:
+class ProviderAnswer:
     """A non-streaming answer: a completion the gateway made from the family's answer, or the provider's own
     answer passed on as it came (`passed`)."""
 
@@ -89,7 +89,7 @@ class FamilyAdapter(ABC):
         raises `GatewayError` for anything refused, before anything goes upstream."""
 
     @abstractmethod
-    async def complete(self, prepared: Prepared, services: Services) -> Answer: ...
+    async def complete(self, prepared: Prepared, services: Services) -> ProviderAnswer: ...
 
     @abstractmethod
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream: ...

@@ -4,7 +4,7 @@ a 502. The model is in the path and the key in `x-goog-api-key`."""
 
 from __future__ import annotations
 
-from reference_gateway.adapters.base import Answer, Call, FamilyAdapter, OpenedStream, Prepared
+from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer
 from reference_gateway.models import Channel
 from reference_gateway.services import Services
@@ -32,7 +32,7 @@ class GeminiAdapter(FamilyAdapter):
             translated = chat_to_gemini(call.body, images=fetched)
         return Prepared(call, translated.body, translated.stream, translated.include_usage)
 
-    async def complete(self, prepared: Prepared, services: Services) -> Answer:
+    async def complete(self, prepared: Prepared, services: Services) -> ProviderAnswer:
         call = prepared.call
         reply = await self.send(prepared, services)
         candidates = reply.answer.get("candidates")
@@ -45,7 +45,7 @@ class GeminiAdapter(FamilyAdapter):
             model=call.model.id,
             new_call_id=services.new_call_id,
         )
-        return Answer(completion=dict(completion))
+        return ProviderAnswer(completion=dict(completion))
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         call = prepared.call

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reference_gateway.adapters.base import Answer, Call, FamilyAdapter, OpenedStream, Prepared
+from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer
 from reference_gateway.models import Channel
 from reference_gateway.services import Services
@@ -36,13 +36,13 @@ class OpenAIAdapter(FamilyAdapter):
         passthrough = chat_to_openai(body, profile=profile, model=call.model, channel=call.channel)
         return Prepared(call, passthrough.body, passthrough.stream, include_usage=passthrough.stream)
 
-    async def complete(self, prepared: Prepared, services: Services) -> Answer:
+    async def complete(self, prepared: Prepared, services: Services) -> ProviderAnswer:
         reply = await self.send(prepared, services)
         choices = reply.answer.get("choices")
         if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
             raise bad_upstream_answer("a chat completion")
         # LYRouter: the answer, usage, id and model are the upstream's.
-        return Answer(passed=reply)
+        return ProviderAnswer(passed=reply)
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         context = self.events(prepared, services, decoded=False)

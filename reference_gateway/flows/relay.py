@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reference_gateway.adapters import Answer, Call, OpenedStream, adapter_for
+from reference_gateway.adapters import Call, OpenedStream, ProviderAnswer, adapter_for
 from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.attempts import first_success
@@ -150,7 +150,7 @@ class RelayFlow:
         # X-Relay-Cost-Usd: 0".
         return replace(answer, headers={**headers, relay.cost_header: "0", relay.replayed_header: "true"})
 
-    def _stored(self, answer: Answer, model: ModelInfo) -> StoredAnswer:
+    def _stored(self, answer: ProviderAnswer, model: ModelInfo) -> StoredAnswer:
         cost = {self.relay.cost_header: cost_text(cost_usd(answer.usage, model.prices))}
         if answer.passed is not None:
             # Content shape and answer kept: the provider's JSON is passed on as it is.

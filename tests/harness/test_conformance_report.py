@@ -19,7 +19,7 @@ from harness.conformance.catalog_hash import catalog_digest
 from harness.conformance.implementations import implementations_html, implementations_markdown
 from harness.conformance.publish import REPORT_NAME, load_catalog
 from harness.conformance.report import (
-    Catalog,
+    CatalogDigest,
     Group,
     Implementation,
     RuleInfo,
@@ -49,7 +49,7 @@ RULES = {
     "p/tools/slow-call": RuleInfo("MUST", features=frozenset({"tools", "slow"})),
     "p/vision/image": RuleInfo("MUST", features=frozenset({"vision"})),
 }
-CATALOG = Catalog(
+CATALOG = CatalogDigest(
     profile="p",
     title="P",
     doc="p-doc",
@@ -174,7 +174,7 @@ def test_live_mode_says_why_no_upstream_family_is_known() -> None:
 
 
 def test_a_profile_without_feature_rules_is_all_core() -> None:
-    core_only = Catalog(
+    core_only = CatalogDigest(
         "p", "P", "p-doc", {}, {k: v for k, v in RULES.items() if not v.features}, "0" * 64, 1
     )
     report = build_report([_document(ALL_CORE_PASS)], {"p": core_only}, Implementation())

@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.fuzz.document import results_document
-from harness.fuzz.invariants import Answer, Exchange, check, error_shape, json_problem, style_for
+from harness.fuzz.invariants import Exchange, FuzzAnswer, check, error_shape, json_problem, style_for
 from harness.fuzz.run import fuzz_profile
 from harness.fuzz.strategies import Case
 from harness.fuzz.tap import tapped_replay
@@ -38,7 +38,7 @@ def exchange(
     raw = body.encode() if isinstance(body, str) else body
     return Exchange(
         Case("hostile", b"{}", refused=refused, note="n"),
-        Answer(status, "application/json", raw, 0.01),
+        FuzzAnswer(status, "application/json", raw, 0.01),
         upstream,
     )
 
@@ -69,7 +69,7 @@ def exchange(
         ("ezat", exchange(400, ENVELOPE, refused=True, upstream=None), []),  # upstream not observed
         (
             "ezat",
-            Exchange(Case("schema", b"{}"), Answer(0, "", b"", 30.0, "no answer"), []),
+            Exchange(Case("schema", b"{}"), FuzzAnswer(0, "", b"", 30.0, "no answer"), []),
             ["robustness/no-hang"],
         ),
     ],
@@ -95,9 +95,9 @@ def test_json_problem(body: bytes, problem: str | None) -> None:
 
 
 def test_error_shapes() -> None:
-    assert error_shape(Answer(400, "", ENVELOPE.encode(), 0)) == "envelope"
-    assert error_shape(Answer(400, "", b"one line\n", 0)) == "text-line"
-    assert error_shape(Answer(400, "", b"[1]", 0)) is None
+    assert error_shape(FuzzAnswer(400, "", ENVELOPE.encode(), 0)) == "envelope"
+    assert error_shape(FuzzAnswer(400, "", b"one line\n", 0)) == "text-line"
+    assert error_shape(FuzzAnswer(400, "", b"[1]", 0)) is None
 
 
 # ------------------------------------------------------------------------------------ real runs

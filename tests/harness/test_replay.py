@@ -23,7 +23,7 @@ from harness.cli import main as cli_main
 from harness.errors import ReplayConfigError, ReplayError
 from harness.replay.client import ReplayClient
 from harness.replay.fixtures import BIG_FILE_BYTES
-from harness.replay.plan import Answer, plan_answer, split_events
+from harness.replay.plan import PlannedAnswer, plan_answer, split_events
 from harness.replay.server import ReplayServer
 from harness.replay.state import ReplayState, normalize_marker
 
@@ -194,7 +194,7 @@ def test_rechunked_bodies_still_decode(
 
 def test_rechunk_cuts_inside_utf8_characters() -> None:
     body = f"event: x\ndata: {TEXT}\n\n".encode()
-    answer = Answer(status=200, headers=(("content-type", "text/event-stream"),), body=body, sse=True)
+    answer = PlannedAnswer(status=200, headers=(("content-type", "text/event-stream"),), body=body, sse=True)
     plan = plan_answer(answer, {"rechunk": [3]}, "anthropic.messages")
     assert plan.body == body
     assert [len(c) for _, c in plan.chunks][:-1] == [3] * (len(plan.chunks) - 1)
@@ -336,7 +336,7 @@ def test_pacing_and_pause_complete_the_stream(rc: ReplayClient, sdk: anthropic.A
 
 def test_plan_delays_sit_at_event_boundaries() -> None:
     body = b"".join(f"event: e{i}\ndata: {{}}\n\n".encode() for i in range(4))
-    answer = Answer(status=200, headers=(("content-type", "text/event-stream"),), body=body, sse=True)
+    answer = PlannedAnswer(status=200, headers=(("content-type", "text/event-stream"),), body=body, sse=True)
     plan = plan_answer(
         answer, {"pacing": 0.5, "fault": {"pause_after_events": {"events": 2, "seconds": 3}}}, None
     )

@@ -15,7 +15,7 @@ import harness.plugin.items  # noqa: F401
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.orchestrate.child import Run, run_pytest
-from harness.orchestrate.preflight import Answer, diagnose
+from harness.orchestrate.preflight import ProbeAnswer, diagnose
 from harness.outcomes import EXIT_CONFIG
 from harness.replay.server import ReplayServer
 from tests.harness.test_plugin import CASSETTES, RULES
@@ -157,21 +157,21 @@ def test_certify_preflight_exits_3_without_a_report(
 
 
 def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> None:
-    html = Answer(404, b"<html><body>Not Found</body></html>", "text/html; charset=utf-8")
+    html = ProbeAnswer(404, b"<html><body>Not Found</body></html>", "text/html; charset=utf-8")
     line = diagnose("http://gw:8080", html, key_given=True, base_path=None)
     assert line is not None and "answers 404 with HTML" in line and "did you forget /v1?" in line
     # Issue 20: a 404 with an OpenAI error envelope is a missing endpoint too (gateways envelope unknown
     # paths); only an envelope about the model means the endpoint read the body.
     envelope = json.dumps({"error": {"message": "Unknown path", "type": "invalid_request_error"}}).encode()
     line = diagnose(
-        "http://gw", Answer(404, envelope, "application/json"), key_given=True, base_path="/openai/v1"
+        "http://gw", ProbeAnswer(404, envelope, "application/json"), key_given=True, base_path="/openai/v1"
     )
     assert line is not None and line.startswith("no chat completions endpoint at this URL")
     assert "(the documented base path is /openai/v1)" in line
     model = json.dumps({"error": {"message": "no model", "type": "invalid_request_error", "param": "model"}})
-    assert diagnose("http://gw/v1", Answer(404, model.encode()), key_given=True, base_path=None) is None
-    assert diagnose("http://gw/v1", Answer(500, b"boom"), key_given=True, base_path=None) is None
-    assert diagnose("http://gw/v1", Answer(0), key_given=False, base_path=None) is None  # slow or cut
+    assert diagnose("http://gw/v1", ProbeAnswer(404, model.encode()), key_given=True, base_path=None) is None
+    assert diagnose("http://gw/v1", ProbeAnswer(500, b"boom"), key_given=True, base_path=None) is None
+    assert diagnose("http://gw/v1", ProbeAnswer(0), key_given=False, base_path=None) is None  # slow or cut
 
 
 # --- 3. configuration errors -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ from harness.clients.drivers import all_drivers
 from harness.clients.drivers.isolated import IsolatedDriver
 from harness.clients.drivers.node import cache_dir, node_missing
 from harness.clients.orchestration import replay_upstream
-from harness.clients.runner import Target, run_profile
+from harness.clients.runner import ClientTarget, run_profile
 from harness.clients.scenarios import load_scenarios
 from harness.mutants.catalog import load_catalog
 from harness.spec import load_profile
@@ -45,13 +45,16 @@ def _runnable(client: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Target, Any]]:
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ClientTarget, Any]]:
     key = "gc-" + secrets.token_hex(8)
     profile = load_profile("ezat")
     log: Path = tmp_path_factory.mktemp("clients") / "gateway.log"
     with replay_upstream() as replay_url, mutable_gateway("ezat", replay_url, key, log) as (url, use):
         model = profile.models[CATALOG.profiles["ezat"].role].default
-        yield Target("ezat", profile.doc, profile.title, url, key, replay_url, model, "test", "rerun"), use
+        yield (
+            ClientTarget("ezat", profile.doc, profile.title, url, key, replay_url, model, "test", "rerun"),
+            use,
+        )
 
 
 def _outcomes(document: dict[str, Any]) -> dict[str, str]:
@@ -63,7 +66,7 @@ CLIENTS = [d.id for d in all_drivers()]
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_every_scenario_passes_through_the_reference_gateway(
-    client: str, gateway: tuple[Target, Any]
+    client: str, gateway: tuple[ClientTarget, Any]
 ) -> None:
     target, use = gateway
     use(None)
@@ -88,7 +91,7 @@ BUGS = [
 @pytest.mark.parametrize("client", ["openai-python", "langchain-python"])
 @pytest.mark.parametrize(("mutant", "scenario"), BUGS, ids=[b[0] for b in BUGS])
 def test_a_real_bug_fails_the_scenario_it_breaks(
-    client: str, mutant: str, scenario: str, gateway: tuple[Target, Any]
+    client: str, mutant: str, scenario: str, gateway: tuple[ClientTarget, Any]
 ) -> None:
     target, use = gateway
     driver = _runnable(client)
