@@ -90,3 +90,5 @@ class Exchange:
     listener: ListenerRecord | None = None
     # The rule's `then` steps, in order: the first request again with each step's changes.
     steps: tuple[Exchange, ...] = ()
+    # The inbound surface the request was made in (harness/surfaces/): it says what the answer means.
+    surface: str = "chat-completions"

@@ -171,12 +171,13 @@ def certify_target(
     from harness.orchestrate.preflight import preflight
     from harness.paths import specs_root
     from harness.spec import load_profile
+    from harness.surfaces import surface
 
-    base_path = load_profile(run.profile, specs_root(_specs_dir_of(extra))).base_path
+    profile = load_profile(run.profile, specs_root(_specs_dir_of(extra)))
     rerun = run.rerun_base or target_rerun(run, replay_port, extra, bool(key))
     with replay_for_target(run.upstream, replay_port, run.replay_url) as replay_url:
         # Before any rule: a gateway no rule could judge is a one-line configuration error, no report.
-        preflight(run.gateway_url, key, base_path)
+        preflight(run.gateway_url, key, profile.base_path, surface=surface(profile.surface))
         run = Run(**{**run.__dict__, "replay_url": replay_url, "rerun_base": rerun})
         print(
             f"certifying {run.gateway_url} against profile {run.profile} (upstream: {run.upstream}"

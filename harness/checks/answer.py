@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.checks import views
 from harness.exchange import Exchange, ServedAnswer
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
 
 # The usage names rules may use; a missing one counts 0 (specs/README.md, "Usage math").
 USAGE_FIELDS = (
@@ -60,15 +61,15 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
         (b"event:", b"data:")
     )
     if is_sse:
-        view = views.stream_view(served.body)
+        view = reading.stream_view(served.body, chat.DONE)
         objects = [p.json for p in view.payloads if p.is_object]
         if any(isinstance(o.get("type"), str) and o["type"].startswith("message_") for o in objects):
             return _anthropic_stream(objects)
         if objects and all(isinstance(o.get("candidates"), list) for o in objects):
             return _gemini(objects, stream=True)
-        chunks = view.completion_chunks
-        return _openai(views.assemble(chunks), stream=True) if chunks else None
-    parsed = views.parse_json(served.body)
+        chunks = chat.completion_chunks(view)
+        return _openai(chat.assemble(chunks), stream=True) if chunks else None
+    parsed = reading.parse_json(served.body)
     if not parsed.ok or not isinstance(parsed.value, dict):
         return None
     body = parsed.value
@@ -168,7 +169,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
             signatures.extend(p.get("signature", "") for p in parts if p.get("type") == "signature_delta")
         elif start.get("type") == "tool_use":
             joined = "".join(p.get("partial_json", "") for p in parts if p.get("type") == "input_json_delta")
-            parsed = views.parse_json(joined) if joined else views.Parsed(True, start.get("input", {}))
+            parsed = reading.parse_json(joined) if joined else reading.Parsed(True, start.get("input", {}))
             tools.append(
                 ToolUse(start.get("id"), start.get("name"), _compact(parsed.value) if parsed.ok else joined)
             )
@@ -188,13 +189,13 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
 
 
 def _openai(completion: Mapping[str, Any], *, stream: bool) -> UpstreamAnswer:
-    choice = views.as_object(views.first_choice(completion))
-    message = views.as_object(choice.get("message"))
+    choice = reading.as_object(chat.first_choice(completion))
+    message = reading.as_object(choice.get("message"))
     tools: list[ToolUse] = []
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
-            function = views.as_object(call.get("function"))
+            function = reading.as_object(call.get("function"))
             arguments = function.get("arguments")
             tools.append(
                 ToolUse(
@@ -248,8 +249,8 @@ def _gemini(responses: list[Mapping[str, Any]], *, stream: bool) -> UpstreamAnsw
     usage: Mapping[str, Any] = {}
     for response in responses:
         candidates = response.get("candidates") or []
-        candidate = views.as_object(candidates[0] if candidates else None)
-        content = views.as_object(candidate.get("content"))
+        candidate = reading.as_object(candidates[0] if candidates else None)
+        content = reading.as_object(candidate.get("content"))
         for part in content.get("parts") or []:
             if not isinstance(part, Mapping):
                 continue

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.checks.matchers import short
-from harness.checks.violation import Violation
 from harness.exchange import Exchange
+from harness.values import short
+from harness.violation import Violation
 
 
 def check_listener(expected: Any, exchange: Exchange) -> Iterator[Violation]:

@@ -1,4 +1,6 @@
-"""Checks on what the client got: status, headers, body, JSON, error envelope, schema, finish reason, usage."""
+"""Checks on what the client got, the same for every surface: status, headers, body, JSON, the error's fields,
+schema, usage, chunks. What an answer, a stream payload and an error envelope are is the surface's
+(harness/surfaces/)."""
 
 from __future__ import annotations
 
@@ -7,29 +9,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.checks import answer, expr, views
-from harness.checks.matchers import check_path_assertions, json_equal, json_type, match_values, short
+from harness.checks.matchers import check_path_assertions, match_values
 from harness.checks.refs import References
 from harness.checks.schemas import validate
-from harness.checks.violation import Violation
 from harness.errors import ExprError, RefError
 from harness.exchange import Exchange
+from harness.surfaces import reading, surface_of
+from harness.values import json_equal, json_type, short
+from harness.violation import Violation, no_response
 
-FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
 _ERROR_FIELDS = ("type", "code", "param", "message")
-
-
-def no_response(check: str, exchange: Exchange) -> Violation | None:
-    """A violation when no HTTP response arrived at all (reset, timeout, refused)."""
-    response = exchange.response
-    if response.status is not None:
-        return None
-    return Violation(
-        check,
-        "response",
-        "an HTTP response",
-        {"transport_error": response.transport_error, "received": short(response.raw)},
-        f"no response: {response.transport_error or 'nothing received'}",
-    )
 
 
 def status_allowed(allowed: list[Any], status: int) -> bool:
@@ -112,88 +101,8 @@ def check_json(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         gateway.document,
         check="json",
         refs=References(exchange),
-        stream=views.requested_stream(exchange),
+        stream=reading.requested_stream(exchange),
     )
-
-
-def check_finish_reason(expected: Any, exchange: Exchange) -> Iterator[Violation]:
-    missing = no_response("finish_reason", exchange)
-    if missing:
-        yield missing
-        return
-    gateway = views.gateway_answer(exchange)
-    if gateway.error is not None:
-        yield Violation("finish_reason", "$", expected, short(exchange.response.raw), gateway.error)
-        return
-    choice = views.first_choice(gateway.document)
-    if not isinstance(choice, dict):
-        yield Violation("finish_reason", "choices[0]", expected, None, "the answer has no choices[0]")
-        return
-    actual = choice.get("finish_reason")
-    if not json_equal(actual, expected):
-        note = "" if actual in FINISH_REASONS or actual is None else " (not an OpenAI finish_reason at all)"
-        yield Violation(
-            "finish_reason", "choices[0].finish_reason", expected, actual, f"finish_reason {actual!r}{note}"
-        )
-
-
-def _envelope(exchange: Exchange) -> tuple[Any, str] | Violation:
-    """The error document and where it was found: the body, or the stream's `data: {"error": …}` event."""
-    if views.is_stream(exchange.response):
-        view = views.stream_view(exchange.response.raw)
-        errors = view.error_payloads
-        if not errors:
-            return Violation(
-                "error", "stream", 'a data: {"error": …} event', None, "the stream carries no error event"
-            )
-        return errors[-1].json, f"stream[{errors[-1].event.index}]"
-    parsed = views.parse_json(exchange.response.raw)
-    if not parsed.ok:
-        return Violation(
-            "error", "$", "an OpenAI error envelope", short(exchange.response.raw), f"body is {parsed.error}"
-        )
-    return parsed.value, "$"
-
-
-def envelope_violations(document: Any, where: str, check: str = "error") -> Iterator[Violation]:
-    """The OpenAI envelope: {"error": {message: str, type: str, param: str|null, code: str|null}}."""
-    if not isinstance(document, dict) or not isinstance(document.get("error"), dict):
-        flat = isinstance(document, dict) and "message" in document
-        yield Violation(
-            check,
-            where,
-            {"error": {"message": "…", "type": "…", "param": None, "code": None}},
-            short(document),
-            "not an OpenAI error envelope: no `error` object" + (" (a flat error body)" if flat else ""),
-        )
-        return
-    error = document["error"]
-    for name in ("message", "type"):
-        if not isinstance(error.get(name), str):
-            yield Violation(
-                check,
-                f"{where}.error.{name}",
-                "a string",
-                short(error.get(name)),
-                f"error.{name} is not a string",
-            )
-    for name in ("param", "code"):
-        if name not in error:
-            yield Violation(
-                check,
-                f"{where}.error.{name}",
-                "string or null",
-                None,
-                f"error.{name} is missing (must be present, null allowed)",
-            )
-        elif error[name] is not None and not isinstance(error[name], str):
-            yield Violation(
-                check,
-                f"{where}.error.{name}",
-                "string or null",
-                short(error[name]),
-                f"error.{name} is a {json_type(error[name])}",
-            )
 
 
 def check_error(expected: Any, exchange: Exchange) -> Iterator[Violation]:
@@ -201,12 +110,13 @@ def check_error(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     if missing:
         yield missing
         return
-    found = _envelope(exchange)
+    surface = surface_of(exchange)
+    found = surface.error_document(exchange)
     if isinstance(found, Violation):
         yield found
         return
     document, where = found
-    yield from envelope_violations(document, where)
+    yield from surface.envelope(document, where, "error")
     error = document.get("error") if isinstance(document, dict) else None
     if not isinstance(error, dict):
         return
@@ -258,8 +168,9 @@ def check_schema(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         return
     named = expected if isinstance(expected, str) else None
     response = exchange.response
-    if views.is_stream(response):
-        view = views.stream_view(response.raw)
+    surface = surface_of(exchange)
+    if reading.is_stream(response):
+        view = views.stream_of(exchange)
         for payload in view.payloads:
             where = f"stream[{payload.event.index}]"
             if payload.done:
@@ -269,15 +180,15 @@ def check_schema(expected: Any, exchange: Exchange) -> Iterator[Violation]:
                     "schema", where, "a JSON payload", short(payload.event.data), "data is not JSON"
                 )
                 continue
-            name = named or ("openai.error" if payload.is_error else "openai.chat.completion.chunk")
+            name = named or surface.payload_schema(payload)
             yield from validate(name, payload.json, check="schema", where=where)
         return
-    parsed = views.parse_json(response.raw)
+    parsed = reading.parse_json(response.raw)
     if not parsed.ok:
         yield Violation("schema", "$", named or "JSON", short(response.raw), f"body is {parsed.error}")
         return
     ok = response.status is not None and 200 <= response.status < 300
-    name = named or ("openai.chat.completion" if ok else "openai.error")
+    name = named or (surface.answer_schema if ok else surface.error_schema)
     yield from validate(name, parsed.value, check="schema", where="$")
 
 
@@ -364,17 +275,17 @@ def check_chunks(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     if missing:
         yield missing
         return
-    if not views.is_stream(exchange.response):
+    if not reading.is_stream(exchange.response):
         yield Violation(
             "chunks", "chunks", "an SSE stream", short(exchange.response.raw), "the answer is not a stream"
         )
         return
-    chunks = views.stream_view(exchange.response.raw).chunks
+    chunks = views.stream_of(exchange).chunks
     yield from check_path_assertions(
         expected,
         chunks,
         check="chunks",
         refs=References(exchange),
-        stream=views.requested_stream(exchange),
+        stream=reading.requested_stream(exchange),
         prefix="chunks",
     )

@@ -14,9 +14,9 @@ from typing import Any
 
 import jsonschema
 
-from harness.checks.matchers import short
-from harness.checks.violation import Violation
 from harness.paths import schema_path
+from harness.values import short
+from harness.violation import Violation
 
 MAX_ERRORS = 20  # per document: one broken chunk shape repeated 500 times helps nobody
 

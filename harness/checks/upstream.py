@@ -6,14 +6,15 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.checks import views
-from harness.checks.matchers import check_path_assertions, find, json_equal, match_values, short
+from harness.checks.matchers import check_path_assertions, find, match_values
 from harness.checks.refs import References
 from harness.checks.schemas import validate
-from harness.checks.violation import Violation
 from harness.errors import PathError
 from harness.exchange import Exchange, UpstreamCall
 from harness.families import endpoint_family
+from harness.surfaces import reading
+from harness.values import json_equal, short
+from harness.violation import Violation
 
 
 def _unobserved(check: str, exchange: Exchange) -> Violation | None:
@@ -28,10 +29,10 @@ def _unobserved(check: str, exchange: Exchange) -> Violation | None:
     return None
 
 
-def _body(call: UpstreamCall) -> views.Parsed:
+def _body(call: UpstreamCall) -> reading.Parsed:
     if call.json is not None:
-        return views.Parsed(True, call.json)
-    return views.parse_json(call.body)
+        return reading.Parsed(True, call.json)
+    return reading.parse_json(call.body)
 
 
 def check_upstream_calls(expected: Any, exchange: Exchange) -> Iterator[Violation]:
@@ -79,7 +80,7 @@ def check_upstream(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         return
     calls = exchange.upstream or ()
     refs = References(exchange)
-    stream = views.requested_stream(exchange)
+    stream = reading.requested_stream(exchange)
     for assertion in expected if isinstance(expected, list) else [expected]:
         selected = _select(assertion.get("call") if isinstance(assertion, Mapping) else None, calls)
         if isinstance(selected, str):

@@ -20,6 +20,10 @@ from typing import Any
 
 from harness.checks.refs import REF_RE
 from harness.spec.model import Rule
+from harness.surfaces import chat_completions
+from harness.surfaces.base import Surface
+
+CHAT = chat_completions.SURFACE
 
 # (status, body text) of each interaction of the rule's cassette, in order (empty: no cassette, or unreadable).
 ScriptedAnswers = tuple[tuple[int, str], ...]
@@ -290,16 +294,17 @@ def _expects_success(expect: Mapping[str, Any]) -> bool:
 
 
 def _bounded(
-    request: Mapping[str, Any], live: Mapping[str, Any], expect: Mapping[str, Any]
+    request: Mapping[str, Any], live: Mapping[str, Any], expect: Mapping[str, Any], limits: Sequence[str]
 ) -> tuple[Mapping[str, Any], int | None]:
-    """The cost guard on one request: a small max_tokens unless the rule's live block sets its own."""
+    """The cost guard on one request: a small output limit (the surface's field: `max_tokens`, ...) unless the
+    rule's live block sets its own."""
     body = request.get("body")
     if not isinstance(body, Mapping):
         return request, None
-    field_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    field_name = next((f for f in limits[1:] if f in body), limits[0])
     given = body.get(field_name)
     live_body = live.get("body") or {}
-    if "max_tokens" in live_body or "max_completion_tokens" in live_body:
+    if any(f in live_body for f in limits):
         return request, given if isinstance(given, int) else None
     if not _expects_success(expect) or any(f in body for f in _REASONING_FIELDS):
         return request, given if isinstance(given, int) else None
@@ -310,8 +315,10 @@ def _bounded(
     return {**request, "body": {**body, field_name: LIVE_MAX_TOKENS}}, LIVE_MAX_TOKENS
 
 
-def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) -> LiveForm:
-    """How a rule variant runs live, or why it cannot (LiveForm.reason)."""
+def live_form(
+    rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers, surface: Surface = CHAT
+) -> LiveForm:
+    """How a rule variant runs live on its surface, or why it cannot (LiveForm.reason)."""
     live = dict(rule.live or {})
     if live.get("not_applicable"):
         return LiveForm(reason=f"not runnable live: {live['not_applicable']}")
@@ -325,7 +332,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) 
         else:
             expect[key] = value
     judged, hidden, structural = live_expectations(rule, expect, answers)
-    # The generic shape of a served chat answer is judged in replay and live alike (harness/checks/shape.py,
+    # The generic shape of a served chat answer is judged in replay and live alike (harness/surfaces/chat_completions/shape.py,
     # implicit in run_checks): not added here, so live judges nothing replay does not.
     generic_schema = False
     adjusted = dict(rule.request)
@@ -335,7 +342,7 @@ def live_form(rule: Rule, variant: Mapping[str, Any], answers: ScriptedAnswers) 
         # A prompt-cache read needs the same bytes on both calls: no case marker (it differs per call, and live
         # mode has no replay upstream to route by it).
         adjusted["marker"] = "none"
-    request, max_tokens = _bounded(adjusted, live, judged)
+    request, max_tokens = _bounded(adjusted, live, judged, surface.output_limit_fields)
     if not judged:
         return LiveForm(
             reason="nothing the client side can observe: " + ", ".join(hidden) + " are not observable live"

@@ -3,7 +3,6 @@ plan with the gateway's declared parameters. Pure: no I/O."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import secrets
@@ -11,11 +10,12 @@ from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urljoin, urlsplit
 
-from harness import __version__
+from harness import __version__, surfaces
 from harness.engine import steps as steps_mod
 from harness.engine.target import IMAGES_REF, NONSTREAM_TIMEOUT_RE, Target
 from harness.exchange import SentRequest
 from harness.spec.model import ROLE_RE, Rule
+from harness.surfaces.base import Surface
 
 
 def upstream_plan(upstream: Mapping[str, Any] | None, target: Target) -> dict[str, Any] | None:
@@ -77,41 +77,13 @@ def _contains_marker_placeholder(value: Any) -> bool:
     return "$MARKER" in json.dumps(value)
 
 
-def insert_marker(body: Any, marker: str) -> Any:
-    """Put the marker at the start of the first user message's text (a copy; the input is not changed).
-
-    No user text: a text part is appended to the first user message (earlier part indexes stay as
-    they are); no user message: the first message's text; no messages at all: nothing.
-    """
-    if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list) or not body["messages"]:
-        return body
-    out = copy.deepcopy(dict(body))
-    messages = out["messages"]
-    index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), 0)
-    message = messages[index]
-    if not isinstance(message, dict):
-        return out
-    content = message.get("content")
-    if isinstance(content, str):
-        message["content"] = f"{marker} {content}" if content else marker
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-                part["text"] = f"{marker} {part['text']}"
-                break
-        else:
-            content.append({"type": "text", "text": marker})
-    elif content is None:
-        message["content"] = marker
-    return out
-
-
 def encode(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def pad_body(body: Any, size: int) -> bytes:
-    """Grow the first user string content with filler until the encoded body is exactly `size` bytes."""
+def pad_body(body: Any, size: int, surface: Surface) -> bytes:
+    """Grow the user's text (where the surface keeps it) with filler until the encoded body is exactly `size`
+    bytes."""
     encoded = encode(body)
     missing = size - len(encoded)
     if missing <= 0 or not isinstance(body, Mapping):
@@ -120,17 +92,7 @@ def pad_body(body: Any, size: int) -> bytes:
     # so the result is the encoding of the text grown by " " + "x" * (missing - 1), without encoding tens of
     # megabytes of it (a fifth of a second of CPU per 32 MB body).
     token = "gc-pad-" + secrets.token_hex(8)
-    out = copy.deepcopy(dict(body))
-    for message in out.get("messages", []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            if isinstance(message.get("content"), str):
-                message["content"] += " " + token
-                return _fill(encode(out), token, missing - 1)
-            for part in message.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    part["text"] += " " + token
-                    return _fill(encode(out), token, missing - 1)
-    raise ValueError("pad_to_bytes needs a user message with text to grow")
+    return _fill(encode(surface.grow_text(body, token)), token, missing - 1)
 
 
 def _fill(encoded: bytes, token: str, count: int) -> bytes:
@@ -140,7 +102,7 @@ def _fill(encoded: bytes, token: str, count: int) -> bytes:
 
 
 def gateway_url_for(base: str, path: str) -> str:
-    """`chat/completions` is relative to the OpenAI base URL; `/api/models` is from the host root."""
+    """A relative path (`chat/completions`) is under the base URL; `/api/models` is from the host root."""
     if path.startswith("/"):
         parts = urlsplit(base)
         return f"{parts.scheme}://{parts.netloc}{path}"
@@ -164,7 +126,8 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
         else:
             headers[name.lower()] = replace(value)
     method = spec.get("method", "POST")
-    url = gateway_url_for(target.gateway_url, spec.get("path", "chat/completions"))
+    surface = surfaces.surface(target.surface)
+    url = gateway_url_for(target.gateway_url, spec.get("path", surface.endpoint))
     if "raw_body" in spec:
         raw = replace(spec["raw_body"])
         return SentRequest(method, url, headers, raw.encode("utf-8"), None)
@@ -174,12 +137,10 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
         return SentRequest(method, url, headers, b"", None)
     body = spec["body"]
     if isinstance(body, Mapping) and variant:
-        body = {**body, **variant}
-        if variant.get("stream") is False:
-            body.pop("stream_options", None)
+        body = surface.apply_variant(body, variant)
     auto_marker = spec.get("marker", "auto") == "auto" and marker is not None
     if auto_marker and not _contains_marker_placeholder(body):
-        body = insert_marker(body, marker)  # type: ignore[arg-type]
+        body = surface.insert_marker(body, marker)
     body = _substitute(body, replace)
-    encoded = pad_body(body, spec["pad_to_bytes"]) if "pad_to_bytes" in spec else encode(body)
+    encoded = pad_body(body, spec["pad_to_bytes"], surface) if "pad_to_bytes" in spec else encode(body)
     return SentRequest(method, url, headers, encoded, body)

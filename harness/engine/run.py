@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from harness import surfaces
 from harness.checks import run_checks
 from harness.engine.costguard import reported_tokens
 from harness.engine.judge import body_streams, harness_fault, judge, new_diagnostics, step_violations
@@ -77,7 +78,7 @@ def run_live(rule: Rule, variant: Mapping[str, Any], target: Target, client: htt
     from harness.engine.costguard import large_request_reason
 
     started = time.monotonic()
-    form = live_form(rule, variant, scripted_answers(rule))
+    form = live_form(rule, variant, scripted_answers(rule), surfaces.surface(target.surface))
     large = large_request_reason(form, target.allow_large_requests)
     if large:
         form = LiveForm(reason=large)

@@ -150,4 +150,5 @@ def _exchange(
         marker=marker,
         models={k: v for k, v in target.models.items() if v},
         listener=listener.record() if listener is not None else None,
+        surface=target.surface,
     )

@@ -27,7 +27,7 @@ KEEPALIVE_SILENCE_DEFAULT = 25.0
 class Target:
     """Who is judged, and how."""
 
-    gateway_url: str  # the OpenAI base URL, as an SDK takes it (e.g. http://127.0.0.1:8080/openai/v1)
+    gateway_url: str  # the base URL, as the surface's SDKs take it (e.g. http://127.0.0.1:8080/openai/v1)
     gateway_key: str | None = None
     models: Mapping[str, str | None] = field(default_factory=dict)  # role → id (None: not available)
     features: frozenset[str] = frozenset()
@@ -45,6 +45,7 @@ class Target:
     allow_large_requests: bool = (
         False  # live mode: send request bodies over 1 MB (harness/engine/costguard.py)
     )
+    surface: str = "chat-completions"  # the inbound API the profile judges (harness/surfaces/)
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,7 @@ def rig(
     from harness.orchestrate.embedded import embedded, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay.server import ReplayServer
+    from harness.spec import load_profile
 
     book = ClientBook()
     with contextlib.ExitStack() as stack:
@@ -144,6 +145,7 @@ def rig(
             rule_timeout=args.rule_timeout,
             keepalive_silence=silence,
             nonstream_timeout=nonstream_timeout,
+            surface=load_profile(args.profile).surface,
         )
         for proxy in (client, upstream):
             if proxy is not None:

@@ -1,8 +1,9 @@
-"""One request before any rule: is anything answering at the gateway URL, is it the OpenAI base path, does
+"""One request before any rule: is anything answering at the gateway URL, is it the surface's base path, does
 the gateway take the key? A wrong answer to any of these is bad configuration (exit 3, one line), not a
 catalog of FAILs and a FAIL certificate.
 
-The request is `POST {base}/chat/completions` with an empty JSON object: the path every rule uses, a body
+The request is `POST {base}/{endpoint}` (the profile's surface: `chat/completions`, ...) with an empty JSON
+object: the path every rule uses, a body
 every gateway refuses before routing (so nothing reaches a provider). Only these answers are diagnosed:
 no connection, 401/403, and a 404/405 (the path is not served — with an OpenAI error envelope or without one:
 gateways answer unknown paths with their own envelope too, the reference gateway among them). Any other answer,
@@ -14,13 +15,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 
 from harness.errors import PreflightError
 from harness.outcomes import KEY_ENV
+from harness.surfaces import chat_completions
+from harness.surfaces.base import Surface
 
 TIMEOUT = 10.0
+CHAT = chat_completions.SURFACE
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,9 @@ def _error_message(body: bytes) -> str:
         return ""
 
 
-def diagnose(url: str, answer: ProbeAnswer, *, key_given: bool, base_path: str | None) -> str | None:
+def diagnose(
+    url: str, answer: ProbeAnswer, *, key_given: bool, base_path: str | None, surface: Surface = CHAT
+) -> str | None:
     """The one-line diagnosis of a preflight answer, or None when the rules can run. Pure."""
     if answer.status is None:
         return f"nothing answers at {url}: {answer.error} (is the gateway running, and is this its address?)"
@@ -70,19 +77,26 @@ def diagnose(url: str, answer: ProbeAnswer, *, key_given: bool, base_path: str |
         kind = "HTML" if "html" in answer.content_type else answer.content_type or "a body"
         if _is_openai_error(answer.body):
             kind = f"an error envelope{_error_message(answer.body)}"
-        hint = "did you forget /v1?"
+        example_path = urlsplit(surface.base_url_example).path
+        hint = (
+            f"did you forget {example_path}?"
+            if example_path not in ("", "/")
+            else "is this the gateway's root?"
+        )
         if base_path:
             hint += f" (the documented base path is {base_path})"
-        example = f"http://127.0.0.1:8080{base_path or '/v1'}"
+        example = f"http://127.0.0.1:8080{base_path or example_path}"
         return (
-            f"no chat completions endpoint at this URL: POST {url.rstrip('/')}/chat/completions answers "
+            f"no {surface.label} endpoint at this URL: POST {url.rstrip('/')}/{surface.endpoint} answers "
             f"{answer.status} with {kind}; {hint} --gateway-url is the base URL as an SDK takes it, e.g. {example}"
         )
     return None
 
 
-def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: float = TIMEOUT) -> ProbeAnswer:
-    url = gateway_url.rstrip("/") + "/chat/completions"
+def probe(
+    client: httpx.Client, gateway_url: str, key: str | None, timeout: float = TIMEOUT, surface: Surface = CHAT
+) -> ProbeAnswer:
+    url = gateway_url.rstrip("/") + "/" + surface.endpoint
     headers = {"content-type": "application/json"}
     if key:
         headers["authorization"] = f"Bearer {key}"
@@ -102,8 +116,6 @@ def probe(client: httpx.Client, gateway_url: str, key: str | None, timeout: floa
 
 def check_url(gateway_url: str) -> None:
     """A URL without an http(s) scheme is a typo, not a gateway that is down: say so (exit 3)."""
-    from urllib.parse import urlsplit
-
     parts = urlsplit(gateway_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise PreflightError(
@@ -113,14 +125,18 @@ def check_url(gateway_url: str) -> None:
 
 
 def preflight(
-    gateway_url: str, key: str | None, base_path: str | None = None, timeout: float = TIMEOUT
+    gateway_url: str,
+    key: str | None,
+    base_path: str | None = None,
+    timeout: float = TIMEOUT,
+    surface: Surface = CHAT,
 ) -> None:
     """Raise PreflightError with a one-line diagnosis when no rule could judge this gateway."""
     check_url(gateway_url)
     # Plain http needs no CA bundle (loading one is a fifth of a second before the first rule).
     verify = not gateway_url.startswith("http://")
     with httpx.Client(trust_env=False, follow_redirects=False, verify=verify) as client:
-        answer = probe(client, gateway_url, key, timeout)
-    problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path)
+        answer = probe(client, gateway_url, key, timeout, surface)
+    problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path, surface=surface)
     if problem:
         raise PreflightError(problem)

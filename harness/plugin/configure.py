@@ -50,6 +50,7 @@ def configure(config: pytest.Config) -> None:
         keepalive_silence=opt.keepalive_silence,
         nonstream_timeout=opt.nonstream_timeout,
         allow_large_requests=bool(opt.allow_large_requests),
+        surface=profile.surface,
     )
     state = SessionState(
         target=target,
@@ -63,7 +64,7 @@ def configure(config: pytest.Config) -> None:
     )
     if not is_worker(config):
         try:
-            _probe(replay_url, opt.gateway_url, target.gateway_key, profile.base_path, opt.rule_timeout)
+            _probe(replay_url, opt.gateway_url, target.gateway_key, profile, opt.rule_timeout)
         except pytest.UsageError:
             state.close()
             raise
@@ -150,13 +151,14 @@ def _load_expectations(path: str | None, profile: str) -> Any:
 
 
 def _probe(
-    replay_url: str | None, gateway_url: str, key: str | None, base_path: str | None, rule_timeout: float
+    replay_url: str | None, gateway_url: str, key: str | None, profile: Profile, rule_timeout: float
 ) -> None:
     """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not),
     waiting no longer than a rule would (--rule-timeout, when it is under the preflight's own 10 s)."""
     from harness.errors import PreflightError, ReplayError
     from harness.orchestrate.preflight import preflight
     from harness.replay.client import ReplayClient
+    from harness.surfaces import surface
 
     if replay_url:
         probe = ReplayClient(replay_url)
@@ -169,7 +171,13 @@ def _probe(
     from harness.orchestrate.preflight import TIMEOUT
 
     try:
-        preflight(gateway_url, key, base_path, timeout=min(TIMEOUT, rule_timeout))
+        preflight(
+            gateway_url,
+            key,
+            profile.base_path,
+            timeout=min(TIMEOUT, rule_timeout),
+            surface=surface(profile.surface),
+        )
     except PreflightError as exc:
         raise pytest.UsageError(str(exc)) from exc
 

@@ -12,6 +12,7 @@ from harness.engine.live import LiveForm, ScriptedAnswers, live_form
 from harness.engine.scripted import scripted_answers
 from harness.engine.target import not_applicable_reason
 from harness.spec.selection import run_variants
+from harness.surfaces import surface
 
 if TYPE_CHECKING:
     from harness.plugin.state import SessionState
@@ -31,7 +32,7 @@ def _forms(state: SessionState, pairs: Sequence[tuple[Rule, dict[str, Any]]]) ->
         name = str((rule.upstream or {}).get("cassette") or "")
         if name not in answers:
             answers[name] = scripted_answers(rule)
-        form = live_form(rule, variant, answers[name])
+        form = live_form(rule, variant, answers[name], surface(state.target.surface))
         large = large_request_reason(form, state.target.allow_large_requests)
         out.append(LiveForm(reason=large) if large else form)
     return out

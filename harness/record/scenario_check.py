@@ -14,8 +14,9 @@ from harness.cassette.document import Cassette, Interaction
 from harness.cassette.scenario import Scenario
 from harness.cassette.summary import summarize
 from harness.checks import answer as answers
-from harness.checks import views
 from harness.exchange import ServedAnswer
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
 
 # ---------------------------------------------------------------------------------------------
 # Checking one answer against the scenario
@@ -47,9 +48,9 @@ def _bound(name: str, got: int, want: Any) -> Iterator[str]:
 def _text_deltas(it: Interaction) -> int:
     """Stream events that carry text (Anthropic text_delta, OpenAI delta.content, Gemini text parts)."""
     count = 0
-    for payload in views.stream_view(it.response.body).payloads:
+    for payload in reading.stream_view(it.response.body, chat.DONE).payloads:
         data = payload.json if payload.is_object else {}
-        delta = views.as_object(data.get("delta"))
+        delta = reading.as_object(data.get("delta"))
         if delta.get("type") == "text_delta" and delta.get("text"):
             count += 1
         choices = data.get("choices")
@@ -57,7 +58,7 @@ def _text_deltas(it: Interaction) -> int:
             count += 1
         candidates = data.get("candidates")
         if isinstance(candidates, list) and candidates:
-            parts = views.as_object(views.as_object(candidates[0]).get("content")).get("parts") or []
+            parts = reading.as_object(reading.as_object(candidates[0]).get("content")).get("parts") or []
             count += sum(
                 1 for p in parts if isinstance(p, Mapping) and p.get("text") and not p.get("thought")
             )
@@ -67,19 +68,19 @@ def _text_deltas(it: Interaction) -> int:
 def _has_logprobs(it: Interaction) -> bool:
     """An OpenAI-compatible answer (or any chunk of its stream) carries token logprobs (`logprobs.content`)."""
     if it.response.is_sse:
-        documents = [p.json for p in views.stream_view(it.response.body).payloads if p.is_object]
+        documents = [p.json for p in reading.stream_view(it.response.body, chat.DONE).payloads if p.is_object]
     else:
-        body = views.parse_json(it.response.body)
+        body = reading.parse_json(it.response.body)
         documents = [body.value] if body.ok else []
     for document in documents:
-        for choice in views.as_object(document).get("choices") or []:
-            if isinstance(choice, dict) and views.as_object(choice.get("logprobs")).get("content"):
+        for choice in reading.as_object(document).get("choices") or []:
+            if isinstance(choice, dict) and reading.as_object(choice.get("logprobs")).get("content"):
                 return True
     return False
 
 
 def _delta_content(choice: Any) -> bool:
-    return bool(views.as_object(views.as_object(choice).get("delta")).get("content"))
+    return bool(reading.as_object(reading.as_object(choice).get("delta")).get("content"))
 
 
 def problems(expect: Mapping[str, Any], it: Interaction) -> list[str]:
@@ -124,7 +125,7 @@ def _answer_problems(
         if not calls:
             yield f"tool {name}: not called"
         for call in calls:
-            parsed = views.parse_json(call.arguments)
+            parsed = reading.parse_json(call.arguments)
             if not parsed.ok:
                 yield f"tool {name}: arguments are not JSON"
             elif (error := _invalid(parsed.value, schema)) is not None:
@@ -137,7 +138,7 @@ def _answer_problems(
     if "matches" in text and not re.search(text["matches"], answer.text):
         yield f"text: does not match {text['matches']!r}"
     if "schema" in text:
-        parsed = views.parse_json(answer.text)
+        parsed = reading.parse_json(answer.text)
         if not parsed.ok:
             yield "text: not JSON"
         elif (error := _invalid(parsed.value, text["schema"])) is not None:
@@ -163,12 +164,12 @@ def _invalid(value: Any, schema: Any) -> str | None:
 
 def _stop_sequence(it: Interaction) -> Any:
     if not it.response.is_sse:
-        body = views.parse_json(it.response.body)
-        return views.as_object(body.value).get("stop_sequence") if body.ok else None
+        body = reading.parse_json(it.response.body)
+        return reading.as_object(body.value).get("stop_sequence") if body.ok else None
     found = None
-    for payload in views.stream_view(it.response.body).payloads:
+    for payload in reading.stream_view(it.response.body, chat.DONE).payloads:
         if payload.is_object and payload.json.get("type") == "message_delta":
-            found = views.as_object(payload.json.get("delta")).get("stop_sequence", found)
+            found = reading.as_object(payload.json.get("delta")).get("stop_sequence", found)
     return found
 
 

@@ -247,6 +247,7 @@ def load_profile(profile: str, root: Path | None = None) -> Profile:
             k: RoleSpec(v["default"], v["description"], v.get("upstream")) for k, v in data["models"].items()
         },
         features=dict(data.get("features", {})),
+        surface=data.get("surface", "chat-completions"),
     )
 
 

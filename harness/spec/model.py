@@ -118,6 +118,7 @@ class Profile:
     models: Mapping[str, RoleSpec]
     features: Mapping[str, str] = field(default_factory=dict)
     base_path: str | None = None
+    surface: str = "chat-completions"  # the inbound API its rules speak (harness/surfaces/)
 
 
 @dataclass(frozen=True)

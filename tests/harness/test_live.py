@@ -237,7 +237,7 @@ def test_live_block_not_applicable_and_send_twice() -> None:
 
 def test_a_served_answer_is_at_least_a_valid_completion_in_both_modes() -> None:
     """Issue 20: the generic shape is not added by live mode; run_checks applies it in replay and live alike."""
-    from harness.checks.shape import implicit
+    from harness.checks import implicit
 
     form = live_form(_rule({"status": 200, "upstream": []}), {})
     assert form.judged == ("status",) and form.rule is not None and implicit(form.rule.expect)

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from harness.checks import run_checks
-from harness.checks.shape import check_shape
 from harness.cli import main
 from harness.engine.costguard import choose, large_request_reason, plan
 from harness.engine.live import LiveForm
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
 from harness.orchestrate.embedded import reference_gateway
 from harness.simulator.app import SimulatorServer
+from harness.surfaces.chat_completions.shape import check_shape
 
 CHUNK = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
 

@@ -160,7 +160,7 @@ def _exchange(refusals: list[str | None]) -> Exchange:
         rule_id="x/y/z",
         variant={},
         request=SentRequest("POST", "http://gw/v1/chat/completions", {}, b"{}", {}),
-        # A well-formed answer, so the implicit shape check (harness/checks/shape.py) has nothing to say.
+        # A well-formed answer, so the implicit shape check (harness/surfaces/chat_completions/shape.py) has nothing to say.
         response=ReceivedResponse(status=200, headers={"content-type": "application/json"}, raw=ANSWER),
         upstream=calls,
     )

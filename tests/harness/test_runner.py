@@ -7,19 +7,14 @@ from typing import Any
 
 import pytest
 
-from harness.engine.render import (
-    gateway_url_for,
-    insert_marker,
-    new_marker,
-    pad_body,
-    render_request,
-    upstream_plan,
-)
+from harness.engine.render import gateway_url_for, new_marker, pad_body, render_request, upstream_plan
 from harness.engine.send import rule_wait
 from harness.engine.target import Target, not_applicable_reason
 from harness.outcomes import MARKER_RE
 from harness.spec.model import Needs, Rule, Source
 from harness.spec.selection import rule_selected
+from harness.surfaces.chat_completions import SURFACE as CHAT
+from harness.surfaces.chat_completions.request import insert_marker
 
 MARK = "[gc:ezat/x/y#0123abcd]"
 
@@ -148,7 +143,7 @@ def test_raw_body_is_sent_as_is() -> None:
 
 def test_pad_to_bytes_is_exact() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    assert len(pad_body(body, 5000)) == 5000
+    assert len(pad_body(body, 5000, CHAT)) == 5000
     rule = _rule({"body": body, "pad_to_bytes": 33 * 1024 * 1024 + 1})
     assert len(render_request(rule, {}, TARGET, MARK).body) == 33 * 1024 * 1024 + 1
 

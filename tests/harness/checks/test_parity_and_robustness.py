@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks import CHECKS, Violation
+from harness.checks import CHECKS, Violation, check_for
 from harness.exchange import Exchange
+from harness.surfaces.chat_completions import SURFACE as CHAT
 from tests.harness.checks.exchanges import call, exchange, fixture, messages, stream
 
 
@@ -40,7 +41,7 @@ PARITY_GOOD = [
 )
 def test_parity_holds(label: str, plain: str, kwargs: dict[str, Any], streamed: str) -> None:
     ex = stream(streamed, companion=exchange(plain), **kwargs)
-    violations = list(CHECKS["stream_matches_nonstream"](True, ex))
+    violations = list(check_for("stream_matches_nonstream", CHAT)(True, ex))
     assert violations == [], messages(violations)
 
 
@@ -73,16 +74,16 @@ PARITY_BAD = [
 def test_parity_differences_are_caught(label: str, change: dict[str, Any], streamed: str, path: str) -> None:
     plain = "json/completion_tools.json" if streamed.startswith("tools") else "json/completion_text.json"
     ex = stream(streamed, companion=_completion_like(plain, change), include_usage=True)
-    violations = list(CHECKS["stream_matches_nonstream"](True, ex))
+    violations = list(check_for("stream_matches_nonstream", CHAT)(True, ex))
     assert any(v.path == path for v in violations), messages(violations)
 
 
 def test_parity_without_companion_or_stream() -> None:
     assert "no non-stream companion" in messages(
-        list(CHECKS["stream_matches_nonstream"](True, stream("text")))
+        list(check_for("stream_matches_nonstream", CHAT)(True, stream("text")))
     )
     ex = exchange("json/completion_text.json", companion=exchange("json/completion_text.json"))
-    assert "not a stream" in messages(list(CHECKS["stream_matches_nonstream"](True, ex)))
+    assert "not a stream" in messages(list(check_for("stream_matches_nonstream", CHAT)(True, ex)))
 
 
 # One plausible `expect` value per kind: garbage answers must turn into violations, not exceptions.
@@ -153,14 +154,14 @@ GARBAGE = {
 @pytest.mark.parametrize("kind", sorted(EXPECT))
 @pytest.mark.parametrize("label", sorted(GARBAGE))
 def test_checks_never_raise_on_garbage(kind: str, label: str) -> None:
-    violations = list(CHECKS[kind](EXPECT[kind], GARBAGE[label]))
+    violations = list(check_for(kind, CHAT)(EXPECT[kind], GARBAGE[label]))
     assert all(isinstance(v, Violation) and v.check == kind and v.message for v in violations)
     # Evidence stays short enough to print.
     assert all(len(repr(v.actual)) < 600 for v in violations)
 
 
 def test_every_registered_kind_is_exercised() -> None:
-    assert set(EXPECT) == set(CHECKS)
+    assert set(EXPECT) == set(CHECKS) | set(CHAT.checks)
 
 
 def test_parity_can_leave_usage_out() -> None:
@@ -169,5 +170,5 @@ def test_parity_can_leave_usage_out() -> None:
     ex = stream(
         "text_usage", companion=_completion_like("json/completion_text.json", change), include_usage=True
     )
-    assert list(CHECKS["stream_matches_nonstream"]({"usage": False}, ex)) == []
-    assert list(CHECKS["stream_matches_nonstream"](True, ex)) != []
+    assert list(check_for("stream_matches_nonstream", CHAT)({"usage": False}, ex)) == []
+    assert list(check_for("stream_matches_nonstream", CHAT)(True, ex)) != []

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks import CHECKS
+from harness.checks import check_for
 from harness.exchange import Exchange
+from harness.surfaces.chat_completions import SURFACE as CHAT
 from tests.harness.checks.exchanges import exchange, messages, stream
 
 TEXT = exchange("json/completion_text.json")
@@ -103,7 +104,7 @@ GOOD: list[tuple[str, str, Any, Exchange]] = [
 
 @pytest.mark.parametrize(("kind", "label", "expected", "ex"), GOOD, ids=[f"{g[0]}-{g[1]}" for g in GOOD])
 def test_good_answers_pass(kind: str, label: str, expected: Any, ex: Exchange) -> None:
-    violations = list(CHECKS[kind](expected, ex))
+    violations = list(check_for(kind, CHAT)(expected, ex))
     assert violations == [], messages(violations)
 
 
@@ -268,21 +269,21 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ("kind", "label", "expected", "ex", "message"), BAD, ids=[f"{b[0]}-{b[1]}" for b in BAD]
 )
 def test_bad_answers_are_caught(kind: str, label: str, expected: Any, ex: Exchange, message: str) -> None:
-    violations = list(CHECKS[kind](expected, ex))
+    violations = list(check_for(kind, CHAT)(expected, ex))
     assert any(message in v.message for v in violations), messages(violations)
     assert all(v.check == kind for v in violations)
 
 
 def test_usage_violation_explains_the_expression() -> None:
     ex = exchange("json/completion_prompt_without_cache.json", **CACHED)
-    (violation,) = CHECKS["usage"]({"prompt_tokens": USAGE_RULE["prompt_tokens"]}, ex)
+    (violation,) = check_for("usage", CHAT)({"prompt_tokens": USAGE_RULE["prompt_tokens"]}, ex)
     assert (violation.path, violation.expected, violation.actual) == ("usage.prompt_tokens", 1300, 100)
     assert "upstream.cache_read_input_tokens=1000" in violation.message
 
 
 def test_large_actual_values_are_truncated() -> None:
     big = exchange(b'{"x": "' + b"a" * 5000 + b'"}', status=500)
-    (violation,) = CHECKS["status"](200, big)
+    (violation,) = check_for("status", CHAT)(200, big)
     assert len(violation.message) < 400
 
 
@@ -290,6 +291,6 @@ def test_schema_matchers_take_references() -> None:
     """`${model.ROLE}` inside an inline schema is the mapped id: a list with it passes, one without fails."""
     listing = b'{"object":"list","data":[{"id":"m-1","object":"model"},{"id":"m-2","object":"model"}]}'
     wanted = [{"path": "$.data", "schema": {"contains": {"properties": {"id": {"const": "${model.MODEL}"}}}}}]
-    assert not list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-2"})))
-    violations = list(CHECKS["json"](wanted, exchange(listing, models={"MODEL": "m-3"})))
+    assert not list(check_for("json", CHAT)(wanted, exchange(listing, models={"MODEL": "m-2"})))
+    violations = list(check_for("json", CHAT)(wanted, exchange(listing, models={"MODEL": "m-3"})))
     assert violations, "a list without the mapped model id must fail"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.checks import run_checks
-from harness.checks.stream import check_stream_order
+from harness.surfaces.chat_completions.stream_order import check_stream_order
 from tests.harness.checks.exchanges import exchange, messages, stream
 
 GOOD = [

@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
-from harness.checks import answer, expr, views
-from harness.checks.matchers import json_equal, match_values
+from harness.checks import answer, expr
+from harness.checks.matchers import match_values
 from harness.checks.refs import References
 from harness.errors import RefError
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
+from harness.values import json_equal
 from tests.harness.checks.exchanges import exchange, fixture, served
 
 EX = exchange("json/completion_text.json", answer="upstream/anthropic_tools.sse", models={"MODEL": "m-1"})
@@ -151,8 +154,8 @@ def test_expressions_outside_the_grammar(text: str) -> None:
 
 
 def test_assembled_completion_from_tool_stream() -> None:
-    view = views.stream_view(fixture("sse/tools_parallel.sse"))
-    assembled = views.assemble(view.completion_chunks)
+    view = reading.stream_view(fixture("sse/tools_parallel.sse"), chat.DONE)
+    assembled = chat.assemble(chat.completion_chunks(view))
     assert assembled["id"] == "chatcmpl-gc0001"
     (choice,) = assembled["choices"]
     assert choice["finish_reason"] == "tool_calls"
@@ -165,7 +168,7 @@ def test_assembled_completion_from_tool_stream() -> None:
 
 
 def test_assembled_completion_of_garbage() -> None:
-    assembled = views.assemble([1, "x", {"choices": "no"}, {"choices": [None, {"delta": 5}]}])
+    assembled = chat.assemble([1, "x", {"choices": "no"}, {"choices": [None, {"delta": 5}]}])
     assert assembled["id"] is None and assembled["usage"] is None
 
 
@@ -238,6 +241,6 @@ def test_assembled_completion_keeps_extension_text_fields() -> None:
         {"id": "c", "choices": [{"index": 0, "delta": {"content": "4"}, "finish_reason": None}]},
         {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
     ]
-    message = views.assemble(chunks)["choices"][0]["message"]
+    message = chat.assemble(chunks)["choices"][0]["message"]
     assert message["reasoning_content"] == "Let me think."
     assert message["content"] == "4"

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks import CHECKS
+from harness.checks import check_for
 from harness.exchange import Exchange
+from harness.surfaces.chat_completions import SURFACE as CHAT
 from tests.harness.checks.exchanges import call, exchange, messages
 
 GOOD_BODY = {
@@ -55,7 +56,7 @@ GOOD: list[tuple[str, str, Any, Exchange]] = [
 
 @pytest.mark.parametrize(("kind", "label", "expected", "ex"), GOOD, ids=[f"{g[0]}-{g[1]}" for g in GOOD])
 def test_good_upstream_passes(kind: str, label: str, expected: Any, ex: Exchange) -> None:
-    violations = list(CHECKS[kind](expected, ex))
+    violations = list(check_for(kind, CHAT)(expected, ex))
     assert violations == [], messages(violations)
 
 
@@ -115,10 +116,10 @@ BAD: list[tuple[str, str, Any, Exchange, str]] = [
     ("kind", "label", "expected", "ex", "message"), BAD, ids=[f"{b[0]}-{b[1]}" for b in BAD]
 )
 def test_bad_upstream_is_caught(kind: str, label: str, expected: Any, ex: Exchange, message: str) -> None:
-    violations = list(CHECKS[kind](expected, ex))
+    violations = list(check_for(kind, CHAT)(expected, ex))
     assert any(message in v.message or message in v.path for v in violations), messages(violations)
 
 
 def test_upstream_violation_paths_name_the_call() -> None:
-    violations = list(CHECKS["upstream"]([{"path": "$.n", "absent": True, "call": 0}], TWO))
+    violations = list(check_for("upstream", CHAT)([{"path": "$.n", "absent": True, "call": 0}], TWO))
     assert [v.path for v in violations] == ["upstream[0].n"]

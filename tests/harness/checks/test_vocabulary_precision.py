@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from harness.checks import CHECKS
+from harness.checks import check_for
 from harness.engine.listener import Listener, fill, uses_listener
 from harness.exchange import Exchange, ListenerRecord
+from harness.surfaces.chat_completions import SURFACE as CHAT
 from tests.harness.checks.exchanges import call, exchange, messages
 
 ORDERED = b'{"model":"m","tools":[{"a":1,"b":{"x":1,"y":2}},{"a":1,"b":{"x":1,"y":2}}],"messages":[]}'
@@ -90,7 +91,7 @@ def _pattern_exchange() -> Exchange:
 
 @pytest.mark.parametrize(("kind", "label", "expected", "ex"), GOOD, ids=[f"{g[0]}-{g[1]}" for g in GOOD])
 def test_new_kinds_pass(kind: str, label: str, expected: Any, ex: Exchange | None) -> None:
-    violations = list(CHECKS[kind](expected, ex or _pattern_exchange()))
+    violations = list(check_for(kind, CHAT)(expected, ex or _pattern_exchange()))
     assert violations == [], messages(violations)
 
 
@@ -98,7 +99,7 @@ def test_new_kinds_pass(kind: str, label: str, expected: Any, ex: Exchange | Non
     ("kind", "label", "expected", "ex", "message"), BAD, ids=[f"{b[0]}-{b[1]}" for b in BAD]
 )
 def test_new_kinds_fail(kind: str, label: str, expected: Any, ex: Exchange | None, message: str) -> None:
-    violations = list(CHECKS[kind](expected, ex or _pattern_exchange()))
+    violations = list(check_for(kind, CHAT)(expected, ex or _pattern_exchange()))
     assert violations, "expected a violation"
     assert any(message in v.message for v in violations), messages(violations)
 
@@ -109,7 +110,7 @@ def test_message_pattern_reference_is_literal_text() -> None:
         {"error": {"message": "model (xzy) is unknown", "type": "t", "param": None, "code": None}}
     )
     ex = exchange(body.encode(), status=400, body={"model": "x.y", "messages": []})
-    assert list(CHECKS["error"]({"message_pattern": r"\(${request.body.model}\)"}, ex))
+    assert list(check_for("error", CHAT)({"message_pattern": r"\(${request.body.model}\)"}, ex))
 
 
 def test_listener_counts_connections_and_stops() -> None:
@@ -167,4 +168,4 @@ def test_status_classes(expected: Any, status: int, holds: bool) -> None:
         exchange("json/completion_text.json"),
         response=dataclasses.replace(exchange("json/completion_text.json").response, status=status),
     )
-    assert (not list(CHECKS["status"](expected, ex))) is holds
+    assert (not list(check_for("status", CHAT)(expected, ex))) is holds

@@ -14,29 +14,20 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 import jsonschema
 
-from harness.checks import views
-from harness.checks.matchers import short
-from harness.checks.violation import Violation
 from harness.exchange import Exchange
 from harness.paths import schema_path
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
+from harness.values import short
+from harness.violation import Violation
 
 MAX_ERRORS = 5
-
-
-def implicit(expect: Mapping[str, Any]) -> bool:
-    """Whether a rule's expectations get the generic shape check: it expects a served answer (2xx) and names
-    no schema or error of its own."""
-    if "schema" in expect or "shape" in expect or expect.get("error"):
-        return False
-    status = expect.get("status", 200)
-    statuses = status if isinstance(status, list) else [status]
-    return all(isinstance(s, int) and 200 <= s < 300 for s in statuses)
 
 
 @cache
@@ -79,8 +70,8 @@ def check_shape(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         return
     if not _chat_endpoint(exchange):
         return
-    if views.is_stream(response):
-        for payload in views.stream_view(response.raw).payloads:
+    if reading.is_stream(response):
+        for payload in reading.stream_view(response.raw, chat.DONE).payloads:
             if payload.done:
                 continue
             where = f"stream[{payload.event.index}]"
@@ -89,14 +80,14 @@ def check_shape(expected: Any, exchange: Exchange) -> Iterator[Violation]:
                     "shape", where, "a JSON payload", short(payload.event.data), "data is not JSON"
                 )
                 continue
-            name = "openai.error" if payload.is_error else "openai.chat.completion.chunk"
+            name = "openai.error" if chat.is_error(payload) else "openai.chat.completion.chunk"
             yield from _violations(name, payload.json, where, lenient=True)
         return
-    parsed = views.parse_json(response.raw)
+    parsed = reading.parse_json(response.raw)
     if not parsed.ok:
         yield Violation("shape", "$", "a chat.completion", short(response.raw), f"body is {parsed.error}")
         return
     yield from _violations("openai.chat.completion", parsed.value, "$", lenient=False)
 
 
-__all__ = ["check_shape", "implicit"]
+__all__ = ["check_shape"]

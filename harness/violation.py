@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.exchange import Exchange
+from harness.values import short
 
 
 @dataclass(frozen=True)
@@ -19,3 +20,17 @@ class Violation:
 
 
 Check = Callable[[Any, Exchange], Iterator[Violation]]
+
+
+def no_response(check: str, exchange: Exchange) -> Violation | None:
+    """A violation when no HTTP response arrived at all (reset, timeout, refused)."""
+    response = exchange.response
+    if response.status is not None:
+        return None
+    return Violation(
+        check,
+        "response",
+        "an HTTP response",
+        {"transport_error": response.transport_error, "received": short(response.raw)},
+        f"no response: {response.transport_error or 'nothing received'}",
+    )

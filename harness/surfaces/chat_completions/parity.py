@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.checks import views
-from harness.checks.matchers import json_equal, short
-from harness.checks.response import no_response
-from harness.checks.stream import ABSENT
-from harness.checks.violation import Violation
 from harness.exchange import Exchange
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
+from harness.values import ABSENT, json_equal, short
+from harness.violation import Violation, no_response
 
 
 def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterator[Violation]:
@@ -30,8 +29,8 @@ def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterato
             "the harness made no non-stream companion request",
         )
         return
-    streamed = views.gateway_answer(exchange)
-    plain = views.gateway_answer(exchange.companion)
+    streamed = chat.answer_document(exchange)
+    plain = chat.answer_document(exchange.companion)
     if not streamed.stream:
         yield Violation(
             check, "stream", "an SSE stream", short(exchange.response.raw), "the answer is not a stream"
@@ -46,9 +45,12 @@ def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterato
             plain.error or "not a JSON object",
         )
         return
-    s_choice, n_choice = views.first_choice(streamed.document), views.first_choice(plain.document)
-    s_choice, n_choice = views.as_object(s_choice), views.as_object(n_choice)
-    s_message, n_message = views.as_object(s_choice.get("message")), views.as_object(n_choice.get("message"))
+    s_choice, n_choice = chat.first_choice(streamed.document), chat.first_choice(plain.document)
+    s_choice, n_choice = reading.as_object(s_choice), reading.as_object(n_choice)
+    s_message, n_message = (
+        reading.as_object(s_choice.get("message")),
+        reading.as_object(n_choice.get("message")),
+    )
     # A stream's role chunk carries content "", so "" and null both mean "no text".
     s_text, n_text = s_message.get("content") or "", n_message.get("content") or ""
     if s_text != n_text:
@@ -89,7 +91,7 @@ def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterato
     if isinstance(expected, Mapping) and expected.get("usage") is False:
         return  # the profile documents different usage shapes for streams (e.g. LYRouter's Anthropic channels)
     s_usage, n_usage = streamed.document.get("usage"), plain.document.get("usage")
-    if s_usage is None and not views.requested_usage(exchange):
+    if s_usage is None and not chat.requested_usage(exchange):
         return  # nothing to compare: the stream was not asked for usage
     for path, s_value, n_value in _leaf_differences(s_usage, n_usage, "usage"):
         yield Violation(
@@ -102,9 +104,9 @@ def _calls(message: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     calls = message.get("tool_calls")
     out = []
     for call in calls if isinstance(calls, list) else []:
-        function = views.as_object(views.as_object(call).get("function"))
+        function = reading.as_object(reading.as_object(call).get("function"))
         arguments = function.get("arguments")
-        parsed = views.parse_json(arguments) if isinstance(arguments, str) else views.Parsed(False)
+        parsed = reading.parse_json(arguments) if isinstance(arguments, str) else reading.Parsed(False)
         out.append((function.get("name"), parsed.value if parsed.ok else arguments))
     return out
 

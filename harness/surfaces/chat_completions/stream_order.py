@@ -12,22 +12,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.checks import views
-from harness.checks.matchers import json_equal, json_type, short
-from harness.checks.response import FINISH_REASONS, no_response
-from harness.checks.violation import Violation
 from harness.exchange import Exchange
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
+from harness.values import ABSENT, json_equal, json_type, short
+from harness.violation import Violation, no_response
 
 DEFAULT_FIRST_DELTA: Mapping[str, Any] = {"role": "assistant", "content": ""}
 _IDENTITY = ("id", "created", "model", "object")
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "<absent>"
-
-
-ABSENT = _Absent()
 
 
 @dataclass
@@ -66,7 +58,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         yield missing
         return
     response = exchange.response
-    if not views.is_stream(response):
+    if not reading.is_stream(response):
         yield Violation(
             "stream_order",
             "response",
@@ -80,7 +72,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         )
         return
     state = _State()
-    if views.content_type(response) != "text/event-stream":
+    if reading.content_type(response) != "text/event-stream":
         state.add(
             "content-type",
             "text/event-stream",
@@ -98,7 +90,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         state.add(
             "stream", "a complete stream", len(response.raw), "the harness stopped reading at its byte cap"
         )
-    view = views.stream_view(response.raw)
+    view = reading.stream_view(response.raw, chat.DONE)
     for problem in view.decoded.problems:
         where = f"stream[{problem.event}]" if problem.event is not None else f"stream@{problem.offset}"
         state.add(where, "well-formed SSE", problem.kind, f"{problem.message} (byte {problem.offset})")
@@ -114,7 +106,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
     yield from state.violations
 
 
-def _comments(mode: str, view: views.StreamView, state: _State) -> None:
+def _comments(mode: str, view: reading.StreamView, state: _State) -> None:
     comments = view.decoded.comments
     if mode == "forbidden":
         for comment in comments:
@@ -130,7 +122,7 @@ def _comments(mode: str, view: views.StreamView, state: _State) -> None:
         )
 
 
-def _payload_shapes(view: views.StreamView, state: _State) -> None:
+def _payload_shapes(view: reading.StreamView, state: _State) -> None:
     """Only `data:` fields, every payload a JSON object or `[DONE]`."""
     for payload in view.payloads:
         event = payload.event
@@ -162,15 +154,15 @@ def _payload_shapes(view: views.StreamView, state: _State) -> None:
             )
 
 
-def _walk(view: views.StreamView, state: _State, first_delta: Any) -> None:
+def _walk(view: reading.StreamView, state: _State, first_delta: Any) -> None:
     first_checked = False
     for payload in view.payloads:
         index = payload.event.index
         where = f"stream[{index}]"
-        if payload.is_error:
+        if chat.is_error(payload):
             state.errors_at.append(index)
             continue
-        if not payload.is_chunk:
+        if not chat.is_chunk(payload):
             continue
         chunk: dict[str, Any] = payload.json
         state.chunks.append((index, chunk))
@@ -276,10 +268,10 @@ def _choice(state: _State, where: str, event: int, position: int, choice: Any, f
             f"{where}.finish_reason", None, "", 'finish_reason is "" (null until the finish chunk, never "")'
         )
     elif finish is not None:
-        if finish not in FINISH_REASONS:
+        if finish not in chat.FINISH_REASONS:
             state.add(
                 f"{where}.finish_reason",
-                list(FINISH_REASONS),
+                list(chat.FINISH_REASONS),
                 finish,
                 f"finish_reason {finish!r} is not an OpenAI value",
             )
@@ -398,7 +390,7 @@ def _tool_arguments(state: _State) -> None:
     for number, choice in state.choices.items():
         for index, call in choice.calls.items():
             joined = "".join(call.pieces)
-            parsed = views.parse_json(joined)
+            parsed = reading.parse_json(joined)
             if not parsed.ok or not isinstance(parsed.value, dict):
                 why = 'empty (a call without arguments is "{}")' if joined == "" else "not one JSON object"
                 state.add(
@@ -436,7 +428,7 @@ def _identity(state: _State) -> None:
             )
 
 
-def _done(mode: str, view: views.StreamView, state: _State) -> None:
+def _done(mode: str, view: reading.StreamView, state: _State) -> None:
     dones = [p.event.index for p in view.payloads if p.done]
     events = len(view.decoded.events)
     if mode == "forbidden":
@@ -473,11 +465,11 @@ def _done(mode: str, view: views.StreamView, state: _State) -> None:
         )
 
 
-def _last_data(view: views.StreamView) -> Any:
+def _last_data(view: reading.StreamView) -> Any:
     return view.decoded.events[-1].data if view.decoded.events else None
 
 
-def _ending(view: views.StreamView, state: _State, error_expected: bool) -> None:
+def _ending(view: reading.StreamView, state: _State, error_expected: bool) -> None:
     if error_expected:
         payload_events = [p.event.index for p in view.payloads if not p.done]
         if not state.errors_at:
@@ -503,7 +495,7 @@ def _ending(view: views.StreamView, state: _State, error_expected: bool) -> None
         if choice.finish_at is None:
             state.add(
                 f"choices[{number}].finish_reason",
-                list(FINISH_REASONS),
+                list(chat.FINISH_REASONS),
                 None,
                 "no chunk with a non-null finish_reason",
             )
@@ -516,7 +508,7 @@ def _usage(mode: str | None, exchange: Exchange, state: _State, error_expected: 
         # usage chunk"; LYRouter: silent), so the rule says it with `usage_chunk`; unsaid, it is not judged.
         mode = "optional"
     if mode in (None, "auto"):
-        mode = "required" if views.requested_usage(exchange) else "forbidden"
+        mode = "required" if chat.requested_usage(exchange) else "forbidden"
         because = "stream_options.include_usage was set"
     if len(state.usage_at) > 1:
         state.add(

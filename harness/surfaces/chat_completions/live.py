@@ -10,18 +10,19 @@ from typing import Any
 
 import jsonschema
 
-from harness.checks import views
-from harness.checks.matchers import short
-from harness.checks.violation import Violation
 from harness.exchange import Exchange
+from harness.surfaces import reading
+from harness.surfaces.chat_completions import reading as chat
+from harness.values import short
+from harness.violation import Violation
 
 
-def _served(check: str, exchange: Exchange) -> tuple[views.GatewayAnswer | None, Violation | None]:
+def _served(check: str, exchange: Exchange) -> tuple[reading.GatewayAnswer | None, Violation | None]:
     if exchange.response.status is None or not 200 <= exchange.response.status < 300:
         return None, Violation(
             check, "status", "a 2xx answer", exchange.response.status, "no answer to judge"
         )
-    gateway = views.gateway_answer(exchange)
+    gateway = chat.answer_document(exchange)
     if not isinstance(gateway.document, dict):
         return None, Violation(check, "$", "a completion", None, gateway.error or "the answer is not JSON")
     return gateway, None
@@ -84,18 +85,18 @@ def check_live_tool_arguments(expected: Any, exchange: Exchange) -> Iterator[Vio
     if problem or gateway is None:
         yield problem  # type: ignore[misc]
         return
-    message = views.as_object(views.as_object(views.first_choice(gateway.document)).get("message"))
+    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     raw_calls = message.get("tool_calls")
-    calls: list[Any] = [views.as_object(c) for c in raw_calls] if isinstance(raw_calls, list) else []
+    calls: list[Any] = [reading.as_object(c) for c in raw_calls] if isinstance(raw_calls, list) else []
     schemas = _tool_schemas(exchange)
     wanted = expected.get("name") if isinstance(expected, Mapping) else None
     if wanted is not None and not any(
-        views.as_object(c.get("function")).get("name") == wanted for c in calls
+        reading.as_object(c.get("function")).get("name") == wanted for c in calls
     ):
-        names = [views.as_object(c.get("function")).get("name") for c in calls]
+        names = [reading.as_object(c.get("function")).get("name") for c in calls]
         yield Violation("live_tool_arguments", "tool_calls", wanted, names, f"no tool call names {wanted!r}")
     for i, call in enumerate(calls):
-        function = views.as_object(views.as_object(call).get("function"))
+        function = reading.as_object(reading.as_object(call).get("function"))
         where = f"tool_calls[{i}].function"
         name = function.get("name")
         if name not in schemas:
@@ -108,7 +109,7 @@ def check_live_tool_arguments(expected: Any, exchange: Exchange) -> Iterator[Vio
             )
             continue
         arguments = function.get("arguments")
-        parsed = views.parse_json(arguments) if isinstance(arguments, str) else views.Parsed(False, None)
+        parsed = reading.parse_json(arguments) if isinstance(arguments, str) else reading.Parsed(False, None)
         if not parsed.ok or not isinstance(parsed.value, dict):
             yield Violation(
                 "live_tool_arguments",
@@ -135,16 +136,16 @@ def check_live_response_format(expected: Any, exchange: Exchange) -> Iterator[Vi
         yield problem  # type: ignore[misc]
         return
     body = exchange.request.json if isinstance(exchange.request.json, Mapping) else {}
-    fmt = views.as_object(body.get("response_format"))
-    message = views.as_object(views.as_object(views.first_choice(gateway.document)).get("message"))
+    fmt = reading.as_object(body.get("response_format"))
+    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     content = message.get("content")
-    parsed = views.parse_json(content) if isinstance(content, str) else views.Parsed(False, None)
+    parsed = reading.parse_json(content) if isinstance(content, str) else reading.Parsed(False, None)
     if not parsed.ok:
         yield Violation(
             "live_response_format", "message.content", "JSON text", short(content), "the content is not JSON"
         )
         return
-    schema = views.as_object(fmt.get("json_schema")).get("schema")
+    schema = reading.as_object(fmt.get("json_schema")).get("schema")
     if isinstance(schema, Mapping):
         for error in jsonschema.Draft202012Validator(dict(schema)).iter_errors(parsed.value):
             yield Violation(
@@ -170,7 +171,7 @@ def check_live_text(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     if problem or gateway is None:
         yield problem  # type: ignore[misc]
         return
-    message = views.as_object(views.as_object(views.first_choice(gateway.document)).get("message"))
+    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     content = message.get("content")
     if message.get("tool_calls"):
         return

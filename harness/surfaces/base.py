@@ -1,0 +1,61 @@
+"""An inbound surface: one API a client speaks to the gateway (OpenAI Chat Completions, Anthropic Messages, OpenAI
+Responses), as one object the whole harness reads. Data plus the few functions that differ from one API to the
+next; nothing else in the harness branches on which API it judges.
+
+A surface says:
+- where it is: its endpoint under the base URL, and an example base URL for messages;
+- how a request carries the case marker, grows to a size, and takes a rule's variant;
+- its answers: the wire schemas of an answer, a stream payload and an error; the stream's grammar (a sentinel
+  such as `[DONE]`, or named events) and the answer a client assembles from a stream;
+- its errors: where the error document of an answer is, and what its envelope must look like;
+- the check kinds whose meaning is the surface's own (`stream_order` is the chunk state machine of Chat
+  Completions and the event grammar of Messages; `finish_reason`, `shape`, the live forms), keyed by name;
+- how a live request is bounded (the fields that cap the output), and which client libraries speak it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.exchange import Exchange
+from harness.surfaces.reading import Payload, StreamView
+from harness.violation import Check, Violation
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str  # as a profile names it: `surface: chat-completions`
+    title: str  # "OpenAI Chat Completions"
+    label: str  # how a sentence names its endpoint: "no chat completions endpoint at this URL"
+    endpoint: str  # POST path relative to the base URL (`chat/completions`)
+    base_url_example: str  # a base URL as its SDKs take it, for messages (`http://127.0.0.1:8080/v1`)
+    sentinel: str | None  # the stream's last data line (`[DONE]`), None when it has none
+    # Wire schemas (specs/schema/wire/<name>.schema.json): a served answer, an error body, a stream payload.
+    answer_schema: str
+    error_schema: str
+    payload_schema: Callable[[Payload], str]
+    # The answer a client assembles from a stream (what `json` expectations read for a streamed variant).
+    assemble: Callable[[StreamView], Any]
+    # The error document of an exchange and where it was found (the body, or the stream's error event), or a
+    # violation saying there is none; then the violations of its envelope's shape.
+    error_document: Callable[[Exchange], tuple[Any, str] | Violation]
+    envelope: Callable[[Any, str, str], Iterator[Violation]]
+    # The request: the case marker put into the user's text, the text grown to a byte size, a variant applied.
+    insert_marker: Callable[[Any, str], Any]
+    grow_text: Callable[[Any, str], Any]  # (body, token) -> a copy with " token" appended to the user's text
+    apply_variant: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+    # Check kinds whose meaning is this surface's own; the rest are the harness's generic ones.
+    checks: Mapping[str, Check] = field(default_factory=dict)
+    # The generic answer check every 2xx answer gets, unless the rule names its own schema or error.
+    implicit_checks: Sequence[str] = ()
+    # Live mode: the request fields that cap the output, the first of them the one to set.
+    output_limit_fields: Sequence[str] = ("max_tokens",)
+    # Client libraries that speak this surface (harness/clients/).
+    clients: Sequence[str] = ()
+    # The request schema fuzz generates valid bodies from (specs/schema/wire), when it fuzzes this surface.
+    fuzz_request_schema: str | None = None
+
+    def check(self, kind: str) -> Check | None:
+        return self.checks.get(kind)

@@ -1,0 +1,129 @@
+"""Read-only views of a gateway's answer that hold for every surface: its JSON, its content type, its SSE
+events and their decoded payloads. Every function tolerates garbage (wrong types, truncated streams): it returns
+what it can and says what it could not, so checks can turn that into violations. Pure.
+
+What a payload *means* (a chunk, an error event, the stream's sentinel) is the surface's (harness/surfaces/).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness import sse
+from harness.exchange import Exchange, ReceivedResponse
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A JSON parse: `ok` with `value`, or not ok with `error`."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+
+def parse_json(raw: bytes | str) -> Parsed:
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        return Parsed(True, json.loads(text))
+    except UnicodeDecodeError as exc:
+        return Parsed(False, error=f"not UTF-8: {exc.reason}")
+    except (ValueError, RecursionError) as exc:
+        return Parsed(False, error=f"not JSON: {exc}")
+
+
+def content_type(response: ReceivedResponse) -> str:
+    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def requested_stream(exchange: Exchange) -> bool:
+    """Whether this run asked for a stream: the variant's `stream`, else the body the harness sent."""
+    if "stream" in exchange.variant:
+        return exchange.variant["stream"] is True
+    body = exchange.request.json
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
+def is_stream(response: ReceivedResponse) -> bool:
+    """An SSE answer: by content type, or (for gateways that mislabel it) by a body that looks like SSE."""
+    if content_type(response) == "text/event-stream":
+        return True
+    head = response.raw.lstrip()[:16]
+    looks_sse = head.startswith((b"data:", b":", b"event:", b"id:", b"retry:"))
+    return looks_sse and not parse_json(response.raw).ok
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One SSE event's `data`, decoded: the stream's sentinel (`done`), a JSON value, or garbage."""
+
+    event: sse.Event
+    done: bool = False
+    parsed: Parsed | None = None  # None for the sentinel and for events without data
+
+    @property
+    def json(self) -> Any:
+        return self.parsed.value if self.parsed is not None and self.parsed.ok else None
+
+    @property
+    def is_object(self) -> bool:
+        return self.parsed is not None and self.parsed.ok and isinstance(self.parsed.value, dict)
+
+
+@dataclass(frozen=True)
+class StreamView:
+    decoded: sse.SseStream
+    payloads: tuple[Payload, ...]
+
+    @property
+    def chunks(self) -> list[Any]:
+        """The decoded `data:` JSON payloads, the sentinel and undecodable ones excluded (the `chunks` check's list)."""
+        return [p.json for p in self.payloads if p.parsed is not None and p.parsed.ok]
+
+
+def stream_view(raw: bytes, done: str | None = None) -> StreamView:
+    """The stream's events with their data decoded; `done` is the surface's sentinel (`[DONE]`), if it has one."""
+    decoded = sse.decode(raw)
+    payloads: list[Payload] = []
+    for event in decoded.events:
+        if event.data is None:
+            payloads.append(Payload(event))
+        elif done is not None and event.data == done:
+            payloads.append(Payload(event, done=True))
+        else:
+            payloads.append(Payload(event, parsed=parse_json(event.data)))
+    return StreamView(decoded, tuple(payloads))
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (for reading garbage without type errors)."""
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class GatewayAnswer:
+    """The gateway's answer as one JSON document: the body, or the stream as the surface assembles it."""
+
+    stream: bool
+    document: Any  # the JSON body or the assembled answer; None when the body is not JSON
+    error: str | None = None  # why there is no document
+    view: StreamView | None = None
+
+
+def answer(exchange: Exchange, assemble: Callable[[StreamView], Any], done: str | None) -> GatewayAnswer:
+    """The answer document of an exchange: a stream assembled by the surface's `assemble`, else the JSON body."""
+    response = exchange.response
+    if is_stream(response):
+        view = stream_view(response.raw, done)
+        return GatewayAnswer(True, assemble(view), view=view)
+    if response.status is None and not response.raw:
+        return GatewayAnswer(
+            False, None, error=f"no response ({response.transport_error or 'nothing received'})"
+        )
+    parsed = parse_json(response.raw)
+    if not parsed.ok:
+        return GatewayAnswer(False, None, error=f"body is {parsed.error}")
+    return GatewayAnswer(False, parsed.value)
