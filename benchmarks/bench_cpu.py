@@ -25,9 +25,9 @@ from fake_upstream import MESSAGE
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
-from reference_gateway.models import load_catalog
-from reference_gateway.profiles import EZAT
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import EZAT
+from reference_gateway.upstream.client import UpstreamSettings
 
 KEY = "sk-bench"
 MODEL = "anthropic/claude-sonnet-5-5"

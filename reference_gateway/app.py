@@ -1,5 +1,6 @@
-"""The app: routes wired to the flow and the endpoints, the ASGI layers around them, and the lifespan that opens
-and closes what they share. Everything else lives below it (see the package docstring).
+"""The app: each inbound adapter's routes wired to the profile's flow, the endpoints, the ASGI layers around them,
+and the lifespan that opens and closes what they share. Everything else lives below it (see the package
+docstring).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from reference_gateway.endpoints import Endpoints
 from reference_gateway.flows import flow_for
-from reference_gateway.middleware import EXCEPTION_HANDLERS, RequestIdMiddleware, UnexpectedErrors
-from reference_gateway.observability import ObservabilityMiddleware
+from reference_gateway.inbound import INBOUND
 from reference_gateway.services import Services
 from reference_gateway.settings import GatewaySettings, Hooks
+from reference_gateway.web.endpoints import Endpoints
+from reference_gateway.web.middleware import EXCEPTION_HANDLERS, RequestIdMiddleware, UnexpectedErrors
+from reference_gateway.web.observability import ObservabilityMiddleware
 
 __all__ = ["GatewaySettings", "Hooks", "create_app"]
 
@@ -32,7 +34,8 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
         Route("/api/models", endpoints.model_capabilities),
     ]
     for base in settings.profile.base_paths:
-        routes.append(Route(f"{base}/chat/completions", flow.chat_completions, methods=["POST"]))
+        for inbound in INBOUND:  # one adapter per inbound API, the same flow behind each
+            routes.extend(inbound.routes(base, flow))
         routes.append(Route(f"{base}/models", endpoints.list_models, methods=["GET"]))
 
     @contextlib.asynccontextmanager

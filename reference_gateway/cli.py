@@ -12,13 +12,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from reference_gateway import logs
 from reference_gateway.app import GatewaySettings, create_app
 from reference_gateway.auth import KeyRing
-from reference_gateway.images import AllowList
-from reference_gateway.models import ModelCatalogError, load_catalog
-from reference_gateway.profiles import PROFILES, get_profile
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import ModelCatalogError, load_catalog
+from reference_gateway.policy.profiles import PROFILES, get_profile
+from reference_gateway.upstream.client import UpstreamSettings
+from reference_gateway.upstream.images import AllowList
+from reference_gateway.web import logs
 
 KEYS_ENV = "REFERENCE_GATEWAY_API_KEYS"
 STATE_ENV = "REFERENCE_GATEWAY_STATE_URL"

@@ -3,11 +3,11 @@ request intake, the upstream client and the image fetcher (opened and closed by 
 
 from __future__ import annotations
 
-from reference_gateway.images import ImageFetcher
-from reference_gateway.intake import Intake
-from reference_gateway.policy import Profile
+from reference_gateway.policy.vocabulary import Profile
 from reference_gateway.settings import GatewaySettings, Hooks
-from reference_gateway.upstream import ErrorStyle, Upstream
+from reference_gateway.upstream.client import ErrorStyle, Upstream
+from reference_gateway.upstream.images import ImageFetcher
+from reference_gateway.web.intake import Intake
 
 
 class Services:

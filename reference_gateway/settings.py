@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import httpx
 
 from reference_gateway.auth import KeyRing
-from reference_gateway.images import AllowList, ImageLimits, Resolver
-from reference_gateway.models import ModelCatalog
-from reference_gateway.policy import Profile
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import ModelCatalog
+from reference_gateway.policy.vocabulary import Profile
+from reference_gateway.upstream.client import UpstreamSettings
+from reference_gateway.upstream.images import AllowList, ImageLimits, Resolver
 
 MB = 1024 * 1024
 

@@ -10,8 +10,8 @@ from reference_gateway.adapters.anthropic import AnthropicAdapter
 from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.adapters.gemini import GeminiAdapter
 from reference_gateway.adapters.openai import OpenAIAdapter
-from reference_gateway.models import Channel
-from reference_gateway.models import Protocol as Family
+from reference_gateway.policy.models import Channel
+from reference_gateway.policy.models import Protocol as Family
 
 __all__ = ["ADAPTERS", "Call", "FamilyAdapter", "OpenedStream", "Prepared", "ProviderAnswer", "adapter_for"]
 

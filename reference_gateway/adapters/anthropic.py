@@ -9,14 +9,15 @@ from typing import Any
 
 from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer, from_upstream
-from reference_gateway.models import Channel
-from reference_gateway.policy import Profile
+from reference_gateway.policy.models import Channel
+from reference_gateway.policy.vocabulary import Profile
 from reference_gateway.services import Services
+from reference_gateway.translate.anthropic.request import RequestOptions, chat_to_anthropic
+from reference_gateway.translate.anthropic.response import message_to_chat
+from reference_gateway.translate.anthropic.stream import StreamTranslator
+from reference_gateway.translate.chunks import StreamContext
 from reference_gateway.translate.relay import anthropic_extras, server_tools, web_search_report
-from reference_gateway.translate.request import RequestOptions, chat_to_anthropic
-from reference_gateway.translate.response import message_to_chat
-from reference_gateway.translate.stream import StreamContext, StreamTranslator
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.upstream.client import UpstreamSettings
 
 
 class AnthropicAdapter(FamilyAdapter):

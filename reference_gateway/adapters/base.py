@@ -9,11 +9,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_gateway.models import Channel, ModelInfo
-from reference_gateway.models import Protocol as Family
+from reference_gateway.policy.models import Channel, ModelInfo
+from reference_gateway.policy.models import Protocol as Family
 from reference_gateway.services import Services
-from reference_gateway.translate.stream import ChunkSource
-from reference_gateway.upstream import Endpoint, Reply, UpstreamSettings
+from reference_gateway.translate.chunks import ChunkSource
+from reference_gateway.upstream.client import Endpoint, Reply, UpstreamSettings
 
 
 @dataclass(frozen=True)

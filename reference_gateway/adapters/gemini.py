@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer
-from reference_gateway.models import Channel
+from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
-from reference_gateway.translate.gemini_request import chat_to_gemini
-from reference_gateway.translate.gemini_response import gemini_to_chat
-from reference_gateway.translate.gemini_stream import GeminiStreamContext, GeminiStreamTranslator
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.translate.gemini.request import chat_to_gemini
+from reference_gateway.translate.gemini.response import gemini_to_chat
+from reference_gateway.translate.gemini.stream import GeminiStreamContext, GeminiStreamTranslator
+from reference_gateway.upstream.client import UpstreamSettings
 
 
 class GeminiAdapter(FamilyAdapter):

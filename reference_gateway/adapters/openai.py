@@ -9,12 +9,12 @@ from typing import Any
 
 from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
 from reference_gateway.errors import bad_upstream_answer
-from reference_gateway.models import Channel
+from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
-from reference_gateway.translate.openai_passthrough import OpenAIChunks, PassthroughStream, chat_to_openai
+from reference_gateway.translate.chunks import ChunkSource
+from reference_gateway.translate.openai.passthrough import OpenAIChunks, PassthroughStream, chat_to_openai
 from reference_gateway.translate.relay import openai_body
-from reference_gateway.translate.stream import ChunkSource
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.upstream.client import UpstreamSettings
 
 
 class OpenAIAdapter(FamilyAdapter):

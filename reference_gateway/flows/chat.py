@@ -11,12 +11,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from reference_gateway.adapters import Call, adapter_for
-from reference_gateway.channels import requested_model, resolve
 from reference_gateway.flows.attempts import first_success
-from reference_gateway.models import Channel
-from reference_gateway.responses import JSONResponse, unless_disconnected
+from reference_gateway.policy.channels import requested_model, resolve
+from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
-from reference_gateway.streaming import Encoded, event_stream
+from reference_gateway.web.responses import JSONResponse, unless_disconnected
+from reference_gateway.web.streaming import Encoded, event_stream
 
 
 class ChatFlow:

@@ -16,13 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from reference_gateway.adapters import Call, OpenedStream, ProviderAnswer, adapter_for
-from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.attempts import first_success
-from reference_gateway.models import ModelInfo
-from reference_gateway.policy import Relay
-from reference_gateway.services import Services
-from reference_gateway.state import (
+from reference_gateway.flows.relay_store import (
     Idempotency,
     ResponseCache,
     StateStore,
@@ -31,7 +27,10 @@ from reference_gateway.state import (
     digest,
     open_store,
 )
-from reference_gateway.streaming import Encoded, event_stream
+from reference_gateway.policy.channels import requested_model, resolve
+from reference_gateway.policy.models import ModelInfo
+from reference_gateway.policy.vocabulary import Relay
+from reference_gateway.services import Services
 from reference_gateway.translate.relay import (
     RelayStream,
     asked_for_usage,
@@ -40,6 +39,7 @@ from reference_gateway.translate.relay import (
     cost_usd,
     image_parts,
 )
+from reference_gateway.web.streaming import Encoded, event_stream
 
 
 class RelayFlow:

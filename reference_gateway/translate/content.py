@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_gateway.errors import echo, invalid_request, refused
-from reference_gateway.models import ModelInfo
-from reference_gateway.policy import Profile
+from reference_gateway.policy.models import ModelInfo
+from reference_gateway.policy.vocabulary import Profile
 
 Block = dict[str, Any]
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")

@@ -12,9 +12,9 @@ from decimal import Decimal
 from typing import Any
 
 from reference_gateway.errors import GatewayError
-from reference_gateway.models import Prices
-from reference_gateway.translate.request import AnthropicRequest
-from reference_gateway.translate.stream import DONE, ChunkSource, StreamItem
+from reference_gateway.policy.models import Prices
+from reference_gateway.translate.anthropic.request import AnthropicRequest
+from reference_gateway.translate.chunks import DONE, ChunkSource, StreamItem
 
 _SERVER_TOOL_PREFIXES = ("web_search_", "web_fetch_")
 _MILLION = Decimal(1_000_000)

@@ -112,8 +112,8 @@ def replay() -> Iterator[tuple[str, Any]]:
 def _lyrouter_settings(url: str) -> Any:
     from dataclasses import replace
 
-    from reference_gateway.models import load_catalog
-    from reference_gateway.profiles import LYROUTER
+    from reference_gateway.policy.models import load_catalog
+    from reference_gateway.policy.profiles import LYROUTER
 
     settings = gateway_settings(url)
     return replace(

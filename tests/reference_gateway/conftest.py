@@ -17,10 +17,10 @@ import uvicorn
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
-from reference_gateway.images import AllowList
-from reference_gateway.models import load_catalog
-from reference_gateway.profiles import EZAT
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import EZAT
+from reference_gateway.upstream.client import UpstreamSettings
+from reference_gateway.upstream.images import AllowList
 
 CLIENT_KEY = "sk-client-test"
 UPSTREAM_KEY = "sk-ant-upstream-test"

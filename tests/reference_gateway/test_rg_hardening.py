@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from reference_gateway.app import Hooks, create_app
-from reference_gateway.logs import make_safe
+from reference_gateway.web.logs import make_safe
 from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     UPSTREAM_KEY,
@@ -316,7 +316,7 @@ def test_upstream_body_is_serialised_strictly_or_refused(canonical: bool, value:
     import asyncio
 
     from reference_gateway.errors import GatewayError
-    from reference_gateway.upstream import Endpoint, ErrorStyle, Upstream, UpstreamSettings
+    from reference_gateway.upstream.client import Endpoint, ErrorStyle, Upstream, UpstreamSettings
 
     sent: list[bytes] = []
 
@@ -394,8 +394,8 @@ def test_every_failed_download_is_retrieved() -> None:
     import gc
 
     from reference_gateway.errors import GatewayError
-    from reference_gateway.images import ImageFetcher
-    from reference_gateway.translate.request import RemoteImage
+    from reference_gateway.translate.anthropic.request import RemoteImage
+    from reference_gateway.upstream.images import ImageFetcher
 
     unretrieved: list[str] = []
 

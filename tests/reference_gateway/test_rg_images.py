@@ -21,8 +21,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from reference_gateway.errors import GatewayError
-from reference_gateway.images import AllowList, ImageFetcher, ImageLimits, is_public, sniff_image
-from reference_gateway.translate.request import RemoteImage
+from reference_gateway.translate.anthropic.request import RemoteImage
+from reference_gateway.upstream.images import AllowList, ImageFetcher, ImageLimits, is_public, sniff_image
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 32

@@ -12,15 +12,17 @@ from conftest import message, text_events
 
 from reference_gateway.adapters import adapter_for
 from reference_gateway.auth import KeyRing
-from reference_gateway.channels import requested_model, resolve
 from reference_gateway.errors import GatewayError
 from reference_gateway.jsonorder import canonical_dumps, canonical_json_text, number
-from reference_gateway.models import Channel, ModelInfo, load_catalog
-from reference_gateway.profiles import EZAT, LYROUTER
-from reference_gateway.translate.openai_passthrough import PassthroughStream, chat_to_openai
-from reference_gateway.translate.request import RequestOptions, chat_to_anthropic
-from reference_gateway.translate.response import message_to_chat
-from reference_gateway.translate.stream import DONE, ServerSentEvent, StreamContext, StreamTranslator
+from reference_gateway.policy.channels import requested_model, resolve
+from reference_gateway.policy.models import Channel, ModelInfo, load_catalog
+from reference_gateway.policy.profiles import EZAT, LYROUTER
+from reference_gateway.sse import ServerSentEvent
+from reference_gateway.translate.anthropic.request import RequestOptions, chat_to_anthropic
+from reference_gateway.translate.anthropic.response import message_to_chat
+from reference_gateway.translate.anthropic.stream import StreamTranslator
+from reference_gateway.translate.chunks import DONE, StreamContext
+from reference_gateway.translate.openai.passthrough import PassthroughStream, chat_to_openai
 
 CATALOG = load_catalog(shipped=LYROUTER.catalog)
 SONNET = CATALOG.models["claude-sonnet-5-5"]

@@ -1,4 +1,4 @@
-"""The upstream client's transport (reference_gateway.netio): httpx's interface on aiohttp, judged against httpx's
+"""The upstream client's transport (reference_gateway.upstream.netio): httpx's interface on aiohttp, judged against httpx's
 own transport on the same servers — the same bytes on the wire, the same answers, and the same httpx errors for
 the same failures."""
 
@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reference_gateway import netio
+from reference_gateway.upstream import netio
 from tests.reference_gateway.conftest import read_request
 
 

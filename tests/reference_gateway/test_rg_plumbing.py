@@ -13,12 +13,12 @@ import pytest
 from reference_gateway.adapters import ADAPTERS, adapter_for
 from reference_gateway.errors import GatewayError, invalid_request, server_error
 from reference_gateway.flows.attempts import first_success
-from reference_gateway.logs import ControlEscapes, configure, make_safe
-from reference_gateway.models import Channel
-from reference_gateway.models import Protocol as Family
-from reference_gateway.streaming import Encoded, event_stream
-from reference_gateway.translate.stream import DONE, StreamItem
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import Channel
+from reference_gateway.policy.models import Protocol as Family
+from reference_gateway.translate.chunks import DONE, StreamItem
+from reference_gateway.upstream.client import UpstreamSettings
+from reference_gateway.web.logs import ControlEscapes, configure, make_safe
+from reference_gateway.web.streaming import Encoded, event_stream
 
 # ------------------------------------------------------------------------------------------- the SSE loop
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from reference_gateway.errors import GatewayError
-from reference_gateway.translate.gemini_request import chat_to_gemini, clean_schema
-from reference_gateway.translate.gemini_response import gemini_to_chat, gemini_usage
-from reference_gateway.translate.gemini_stream import GeminiStreamContext, GeminiStreamTranslator
-from reference_gateway.translate.request import InlineImage
-from reference_gateway.translate.stream import DONE
+from reference_gateway.translate.anthropic.request import InlineImage
+from reference_gateway.translate.chunks import DONE
+from reference_gateway.translate.gemini.request import chat_to_gemini, clean_schema
+from reference_gateway.translate.gemini.response import gemini_to_chat, gemini_usage
+from reference_gateway.translate.gemini.stream import GeminiStreamContext, GeminiStreamTranslator
 
 USER = [{"role": "user", "content": "hi"}]
 PNG = "iVBORw0KGgo="

@@ -30,9 +30,9 @@ from conftest import (
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
-from reference_gateway.models import load_catalog
-from reference_gateway.profiles import RELAY
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import RELAY
+from reference_gateway.upstream.client import UpstreamSettings
 
 USER = [{"role": "user", "content": "hi"}]
 IDS = ("x-relay-request-id", "x-relay-trace-id", "x-relay-observation-id")

@@ -24,10 +24,10 @@ from conftest import CLIENT_KEY, FakeFamilies, ServerThread
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
-from reference_gateway.models import load_catalog
-from reference_gateway.profiles import RELAY
-from reference_gateway.state import Idempotency, RedisStore, SQLiteStore, StateStore, StoredAnswer
-from reference_gateway.upstream import UpstreamSettings
+from reference_gateway.flows.relay_store import Idempotency, RedisStore, SQLiteStore, StateStore, StoredAnswer
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import RELAY
+from reference_gateway.upstream.client import UpstreamSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 BODY = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}

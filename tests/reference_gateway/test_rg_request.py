@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from reference_gateway.errors import GatewayError
-from reference_gateway.models import ModelInfo, load_catalog
-from reference_gateway.profiles import EZAT
-from reference_gateway.translate.request import (
+from reference_gateway.policy.models import ModelInfo, load_catalog
+from reference_gateway.policy.profiles import EZAT
+from reference_gateway.translate.anthropic.request import (
     InlineImage,
     RemoteImage,
     RequestOptions,
@@ -645,7 +645,7 @@ def test_parse_data_url(url: str, expected: Any) -> None:
 
 def test_open_schema_objects_are_found_where_they_are() -> None:
     """EZAT: "Objects in the schema need additionalProperties: false" - the first open object, by path."""
-    from reference_gateway.translate.request import _open_object
+    from reference_gateway.translate.anthropic.request import _open_object
 
     closed = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
     assert _open_object(closed, "s") is None

@@ -10,14 +10,12 @@ import pytest
 from conftest import message, sse, text_events
 
 from reference_gateway.errors import GatewayError, from_upstream, from_upstream_body
-from reference_gateway.profiles import EZAT
-from reference_gateway.translate.response import (
-    UpstreamUsage,
-    finish_reason,
-    message_to_chat,
-    usage_to_openai,
-)
-from reference_gateway.translate.stream import DONE, SSEDecoder, StreamContext, StreamTranslator, encode
+from reference_gateway.policy.profiles import EZAT
+from reference_gateway.sse import SSEDecoder
+from reference_gateway.translate.anthropic.response import message_to_chat
+from reference_gateway.translate.anthropic.stream import StreamTranslator
+from reference_gateway.translate.chunks import DONE, StreamContext, encode
+from reference_gateway.translate.completion import UpstreamUsage, finish_reason, usage_to_openai
 
 IDS = {"completion_id": "chatcmpl-r1", "created": 1793318400, "model": "anthropic/claude-sonnet-5-5"}
 

@@ -1,4 +1,4 @@
-"""The upstream stream's events (reference_gateway.upstream.SSEEvents / DecodedEvents): `drain` takes the events
+"""The upstream stream's events (reference_gateway.upstream.client.SSEEvents / DecodedEvents): `drain` takes the events
 already read, in order, and a malformed event is still an error in its turn, after the events before it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from reference_gateway.errors import GatewayError
-from reference_gateway.upstream import DecodedEvents, SSEEvents
+from reference_gateway.upstream.client import DecodedEvents, SSEEvents
 
 
 def response(*chunks: bytes) -> httpx.Response:

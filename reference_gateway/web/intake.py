@@ -11,8 +11,8 @@ from typing import Any
 from starlette.requests import Request
 
 from reference_gateway import errors
-from reference_gateway.body import BodyError, parse_json
 from reference_gateway.settings import GatewaySettings
+from reference_gateway.web.body import BodyError, parse_json
 
 
 class Intake:

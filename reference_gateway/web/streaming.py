@@ -14,9 +14,9 @@ from typing import Any
 
 from reference_gateway import errors
 from reference_gateway.errors import GatewayError
-from reference_gateway.logs import log_unexpected
-from reference_gateway.responses import SSE_HEADERS, EventStreamResponse
-from reference_gateway.translate.stream import PING, ChunkSource, Pump, encode
+from reference_gateway.translate.chunks import PING, ChunkSource, Pump, encode
+from reference_gateway.web.logs import log_unexpected
+from reference_gateway.web.responses import SSE_HEADERS, EventStreamResponse
 
 _BATCH = 64  # upstream events whose chunks may share one write to the client
 _END_TURNS = 8  # loop turns the end of a finished stream may take to be read (it needs no I/O when it is)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from reference_gateway.errors import invalid_request, refused
-from reference_gateway.models import ModelInfo
-from reference_gateway.policy import Profile
+from reference_gateway.policy.models import ModelInfo
+from reference_gateway.policy.vocabulary import Profile
 from reference_gateway.translate.content import (
     IMAGE_TYPES,
     Block,

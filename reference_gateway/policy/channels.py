@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_gateway.models import CHAT_COMPLETIONS, ModelCatalog, ModelInfo
-from reference_gateway.policy import Profile
+from reference_gateway.policy.models import CHAT_COMPLETIONS, ModelCatalog, ModelInfo
+from reference_gateway.policy.vocabulary import Profile
 
 
 def requested_model(body: dict[str, Any] | Any, default_model: str | None, profile: Profile) -> str:

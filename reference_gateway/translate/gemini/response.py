@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reference_gateway.errors import GatewayError, from_upstream
-from reference_gateway.policy import FinishReason
-from reference_gateway.translate.response import (
+from reference_gateway.policy.vocabulary import FinishReason
+from reference_gateway.translate.completion import (
     ChatCompletion,
     ChatMessage,
     ToolCall,

@@ -1,137 +1,23 @@
-"""Anthropic SSE → OpenAI `chat.completion.chunk` stream (pure): an incremental SSE decoder and a synchronous
-state machine fed one upstream event at a time. Nothing is buffered: each event yields its chunks at once.
+"""Anthropic SSE → OpenAI `chat.completion.chunk` stream (pure): a synchronous state machine fed one upstream
+event at a time (reference_gateway/sse.py decodes them). Nothing is buffered: each event yields its chunks at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, TypedDict, TypeVar
+from typing import Any
 
-from reference_gateway import fastjson
-from reference_gateway.errors import ErrorEnvelope, GatewayError, from_upstream, server_error
-from reference_gateway.policy import FinishReason, Profile
-from reference_gateway.translate.response import (
+from reference_gateway.errors import GatewayError, from_upstream, server_error
+from reference_gateway.policy.vocabulary import FinishReason
+from reference_gateway.translate.chunks import DONE, Chunk, Delta, StreamContext, StreamItem
+from reference_gateway.translate.completion import (
     UpstreamUsage,
-    Usage,
     arguments_json,
     finish_reason,
     string_or,
     usage_to_openai,
 )
-
-DONE: Final = "[DONE]"
-PING: Final = b": ping\n\n"
-
-
-@dataclass(frozen=True)
-class ServerSentEvent:
-    event: str | None
-    data: str
-
-
-class SSEDecoder:
-    """Incremental `text/event-stream` decoder: feed bytes as they arrive, get the complete events so far."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._event: str | None = None
-        self._data: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        # The complete lines of this chunk are decoded and split at once (a `\n` never falls inside a UTF-8
-        # sequence, so this is line-by-line decoding's text); the unfinished last line waits for the next.
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            self._buffer += chunk
-            return []
-        block = bytes(self._buffer) + chunk[:end] if self._buffer else chunk[:end]
-        self._buffer = bytearray(chunk[end + 1 :])
-        events: list[ServerSentEvent] = []
-        for raw in block.decode("utf-8", errors="replace").split("\n"):
-            line = raw.rstrip("\r")
-            if not line:
-                if self._data:
-                    events.append(ServerSentEvent(self._event, "\n".join(self._data)))
-                self._event, self._data = None, []
-            elif line[0] == ":":
-                continue
-            else:
-                name, _, value = line.partition(":")
-                value = value[1:] if value[:1] == " " else value
-                if name == "event":
-                    self._event = value
-                elif name == "data":
-                    self._data.append(value)
-        return events
-
-
-class Delta(TypedDict, total=False):
-    role: Literal["assistant"]
-    content: str
-    reasoning_content: str  # LYRouter: "the thinking process is in delta.reasoning_content"
-    tool_calls: list[dict[str, Any]]
-
-
-class ChunkChoice(TypedDict):
-    index: int
-    delta: Delta
-    logprobs: None
-    finish_reason: FinishReason | None
-
-
-class _ChunkBase(TypedDict):
-    id: str
-    object: Literal["chat.completion.chunk"]
-    created: int
-    model: str
-    choices: list[ChunkChoice]
-
-
-class Chunk(_ChunkBase, total=False):
-    usage: Usage | None
-
-
-# A chunk, an error, the end; or an upstream event's bytes passed through as they came.
-StreamItem = Chunk | ErrorEnvelope | Mapping[str, Any] | Literal["[DONE]"] | bytes
-
-T = TypeVar("T")
-
-
-class Pump(Protocol[T]):
-    """A stream translator: fed one upstream event at a time, it returns what to send for it; `fail` and
-    `end_of_stream` end the stream (an error event, or the end the upstream's close means)."""
-
-    @property
-    def finished(self) -> bool: ...
-
-    def feed(self, event: Any) -> list[T]: ...
-
-    def fail(self, error: GatewayError) -> list[T]: ...
-
-    def end_of_stream(self) -> list[T]: ...
-
-
-# A family's stream translator (Anthropic, OpenAI-compatible, Gemini): stream items out.
-ChunkSource = Pump[StreamItem]
-
-
-def encode(item: StreamItem) -> bytes:
-    """One SSE event: only `data:` lines, as the OpenAI SDKs expect (no `event:`/`id:` fields)."""
-    if isinstance(item, bytes):
-        return item  # already an event
-    if item == DONE:
-        return b"data: [DONE]\n\n"
-    return b"data: " + fastjson.dumps(item) + b"\n\n"
-
-
-@dataclass(frozen=True)
-class StreamContext:
-    completion_id: str
-    created: int
-    model: str  # EZAT: "`model` is exactly the name you sent"
-    include_usage: bool
-    profile: Profile
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from reference_gateway.policy import (
+from reference_gateway.policy.vocabulary import (
     DROP,
     FORWARD,
     SILENT_DROPS,

@@ -12,9 +12,10 @@ from typing import Any, Final
 
 from reference_gateway.errors import GatewayError, server_error
 from reference_gateway.jsonorder import canonical_json_text, compact_dumps
-from reference_gateway.models import Channel, ModelInfo
-from reference_gateway.policy import Profile, ProviderReasoning
-from reference_gateway.translate.stream import DONE, ServerSentEvent, StreamItem
+from reference_gateway.policy.models import Channel, ModelInfo
+from reference_gateway.policy.vocabulary import Profile, ProviderReasoning
+from reference_gateway.sse import ServerSentEvent
+from reference_gateway.translate.chunks import DONE, StreamItem
 
 _NO_CHANGES: Final = ProviderReasoning(frozenset())
 DONE_EVENT: Final = b"data: [DONE]\n\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reference_gateway.policy import Relay
+from reference_gateway.policy.vocabulary import Relay
 
 logger = logging.getLogger("reference_gateway.trace")
 

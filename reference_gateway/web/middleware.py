@@ -15,8 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reference_gateway import errors
 from reference_gateway.errors import GatewayError
-from reference_gateway.logs import log_unexpected, logger
-from reference_gateway.responses import error_response
+from reference_gateway.web.logs import log_unexpected, logger
+from reference_gateway.web.responses import error_response
 
 
 class RequestIdMiddleware:

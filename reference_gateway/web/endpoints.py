@@ -8,9 +8,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reference_gateway.intake import Intake
-from reference_gateway.responses import JSONResponse
 from reference_gateway.settings import GatewaySettings
+from reference_gateway.web.intake import Intake
+from reference_gateway.web.responses import JSONResponse
 
 
 class Endpoints:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_gateway.errors import GatewayError, server_error
-from reference_gateway.translate.gemini_response import (
+from reference_gateway.translate.chunks import DONE, StreamItem
+from reference_gateway.translate.completion import Usage
+from reference_gateway.translate.gemini.response import (
     NewCallId,
     candidate_parts,
     finish_reason,
@@ -24,8 +26,6 @@ from reference_gateway.translate.gemini_response import (
     is_answer_text,
     tool_call,
 )
-from reference_gateway.translate.response import Usage
-from reference_gateway.translate.stream import DONE, StreamItem
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from reference_gateway import fastjson, netio
+from reference_gateway import fastjson
 from reference_gateway.errors import (
     GatewayError,
     bad_upstream_answer,
@@ -28,7 +28,8 @@ from reference_gateway.errors import (
     timeout,
 )
 from reference_gateway.jsonorder import canonical_dumps, compact_dumps
-from reference_gateway.translate.stream import ServerSentEvent, SSEDecoder
+from reference_gateway.sse import ServerSentEvent, SSEDecoder
+from reference_gateway.upstream import netio
 
 _MAX_ERROR_BODY = 64 * 1024
 T = TypeVar("T")

@@ -1,0 +1,17 @@
+"""Inbound adapters: one per API a client speaks to the gateway (the harness calls them surfaces), each turning
+its requests into a flow's work and the flow's answer back into its own wire format. The flows and the family
+adapters below are the same whatever API a request came in on; `app.py` routes every adapter under each of the
+profile's base paths.
+
+    base.py              what an inbound adapter is to the app
+    chat_completions.py  OpenAI Chat Completions (`POST {base}/chat/completions`): the flows' own vocabulary
+"""
+
+from __future__ import annotations
+
+from reference_gateway.inbound.base import InboundAdapter
+from reference_gateway.inbound.chat_completions import ChatCompletions
+
+INBOUND: tuple[InboundAdapter, ...] = (ChatCompletions(),)
+
+__all__ = ["INBOUND", "InboundAdapter"]

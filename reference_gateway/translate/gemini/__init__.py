@@ -1,0 +1,1 @@
+"""Chat Completions ⇄ Gemini generateContent (pure): `request.py`, `response.py`, `stream.py`."""
