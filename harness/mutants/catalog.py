@@ -12,7 +12,9 @@ from typing import Any, Literal
 import yaml
 
 from harness.errors import MutantCatalogError, OpError
-from harness.mutants.ops import check_edit, check_stream_op, holds
+from harness.mutants.ops.edits import check_edit
+from harness.mutants.ops.paths import holds
+from harness.mutants.ops.stream import check_stream_op
 
 CATALOG = Path(__file__).with_name("catalog.yaml")
 Side = Literal["client", "upstream"]

@@ -22,16 +22,10 @@ import uvicorn
 
 from harness.cassette.bodies import receive_body
 from harness.mutants.catalog import Mutant, Side
-from harness.mutants.ops import (
-    Context,
-    SseEvent,
-    StreamRewriter,
-    apply_edits,
-    edit_headers,
-    map_status,
-    parse_block,
-    split_sse,
-)
+from harness.mutants.ops.edits import Context, apply_edits
+from harness.mutants.ops.events import SseEvent, parse_block, split_sse
+from harness.mutants.ops.http import edit_headers, map_status
+from harness.mutants.ops.stream import StreamRewriter
 from harness.outcomes import MARKER_RE_BYTES
 
 HOP_BY_HOP = frozenset(

@@ -22,16 +22,10 @@ from typing import Any
 from harness.engine.target import Outcome
 from harness.exchange import Exchange, UpstreamCall
 from harness.mutants.catalog import Mutant
-from harness.mutants.ops import (
-    TIMED_STREAM_OPS,
-    Context,
-    StreamRewriter,
-    apply_edits,
-    edit_headers,
-    map_status,
-    parse_block,
-    split_sse,
-)
+from harness.mutants.ops.edits import Context, apply_edits
+from harness.mutants.ops.events import parse_block, split_sse
+from harness.mutants.ops.http import edit_headers, map_status
+from harness.mutants.ops.stream import TIMED_STREAM_OPS, StreamRewriter
 from harness.outcomes import MARKER_RE_BYTES
 from harness.redact import KEY_PLACEHOLDER
 

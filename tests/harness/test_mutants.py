@@ -11,17 +11,10 @@ import pytest
 
 from harness.errors import MutantCatalogError, OpError
 from harness.mutants.catalog import load_catalog, mutant_from, select
-from harness.mutants.ops import (
-    Context,
-    SseEvent,
-    apply_edits,
-    check_edit,
-    edit_headers,
-    kind_of,
-    map_status,
-    rewrite_stream,
-    split_sse,
-)
+from harness.mutants.ops.edits import Context, apply_edits, check_edit
+from harness.mutants.ops.events import SseEvent, kind_of, split_sse
+from harness.mutants.ops.http import edit_headers, map_status
+from harness.mutants.ops.stream import rewrite_stream
 
 COMPLETION = {
     "id": "chatcmpl-req_1",
@@ -647,7 +640,7 @@ def test_sampled_mutants_are_all_killed(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_cut_after_seconds_ends_a_stream_that_outlasts_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Events within `seconds` of the first pass; the first one later becomes a timeout error and [DONE]."""
-    import harness.mutants.ops as ops_mod
+    import harness.mutants.ops.stream as ops_mod
 
     clock = iter([0.0, 1.0, 2.0, 3.5, 9.0, 9.5, 10.0])
     monkeypatch.setattr(ops_mod.time, "monotonic", lambda: next(clock))
