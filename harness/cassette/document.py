@@ -430,7 +430,7 @@ def cassette_to_dict(cassette: Cassette) -> dict[str, Any]:
                 },
             }
         )
-    out: dict[str, Any] = {"interactions": interactions, "metadata": cassette.metadata.to_dict()}
+    out: dict[str, Any] = {"metadata": cassette.metadata.to_dict(), "interactions": interactions}
     if cassette.scenario is not None:
         out["scenario"] = dict(cassette.scenario)
     out["version"] = CASSETTE_FORMAT_VERSION
@@ -444,17 +444,28 @@ def write_cassette(path: str | Path, cassette: Cassette) -> Path:
     # Validate the exact data that will be written, so a written cassette always loads back.
     cassette_from_dict(data, path=p, name=cassette.name)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(yaml.dump(data, Dumper=_ReadableDumper, allow_unicode=True, width=120), encoding="utf-8")
+    p.write_text(cassette_text(data), encoding="utf-8")
     return p
 
 
+def cassette_text(data: Mapping[str, Any]) -> str:
+    """The one way a cassette is written (by `record` and by the generators alike): its provenance first, then
+    the interactions, the scenario and the format version; keys in the order given; multi-line bodies (SSE) as
+    literal blocks; no YAML anchors."""
+    return yaml.dump(dict(data), Dumper=_ReadableDumper, allow_unicode=True, width=120, sort_keys=False)
+
+
 class _ReadableDumper(yamlserializer._CassetteDumper):  # type: ignore[misc,name-defined]
-    """vcrpy's dumper, but multi-line bodies (SSE) as literal blocks, so a reviewer sees the events."""
+    """vcrpy's dumper, but multi-line bodies (SSE) as literal blocks, so a reviewer sees the events, and no
+    anchors (each value written where it is, as a reader expects)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     # PyYAML falls back to a quoted scalar by itself when a literal block cannot hold the text exactly.
-    style = "|" if "\n" in value else None
+    style = "|" if "\n" in value and "\r" not in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

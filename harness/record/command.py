@@ -487,7 +487,10 @@ def _record_file(
         print(f"{name}: FAILED: cannot read the cassette it replaces: {exc.problem}", file=out)
         return "failed"
     if scenario is None:
-        print(f"{name}: FAILED: the cassette states no scenario (see cassettes/_scenarios.py)", file=out)
+        print(
+            f"{name}: FAILED: the cassette states no scenario (see harness/cassette/synthesize/scenarios.py)",
+            file=out,
+        )
         return "failed"
     if not scenario.recordable:
         print(f"{name}: not recordable: {scenario.why}", file=out)

@@ -4,7 +4,6 @@ writes into the current project's ./cassettes, never into an installed package."
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +33,9 @@ def _name(path: Path) -> str:
 def test_every_cassette_states_its_scenario_and_shows_it(path: Path) -> None:
     cassette = load_cassette(path, name=_name(path))
     scenario = parse_scenario(cassette.scenario, path)
-    assert scenario is not None, "every cassette states its scenario (cassettes/_scenarios.py)"
+    assert scenario is not None, (
+        "every cassette states its scenario (harness/cassette/synthesize/scenarios.py)"
+    )
     assert cassette_problems(cassette, scenario) == []
     if scenario.recordable:
         assert scenario.request and scenario.expect
@@ -42,13 +43,10 @@ def test_every_cassette_states_its_scenario_and_shows_it(path: Path) -> None:
         assert scenario.why
 
 
-def test_the_scenario_blocks_are_what_the_script_writes() -> None:
-    spec = importlib.util.spec_from_file_location("scenarios", CASSETTES / "_scenarios.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.main(["--check"]) == 0
-    assert set(module.SCENARIOS) == {_name(p) for p in FILES}
+def test_every_cassette_has_its_scenario_in_the_generator() -> None:
+    from harness.cassette.synthesize.scenarios import SCENARIOS
+
+    assert set(SCENARIOS) == {_name(p) for p in FILES}
 
 
 def _cassette(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""Regenerate the synthesized Gemini cassettes in this folder: `python cassettes/gemini/_make.py`.
+"""The synthesized Gemini cassettes (cassettes/gemini/).
 
 The Gemini API's REST wire format (`v1beta`), as the official `google-genai` SDK (3.6) sends and reads it:
 
@@ -24,16 +24,11 @@ regenerating gives byte-identical files.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
-import yaml
+from harness.cassette.synthesize.common import Synthesized, rand
 
-HERE = Path(__file__).resolve().parent
-ANTHROPIC_DIR = HERE.parent / "anthropic"
 MODEL = "gemini-2.5-flash"
 API_VERSION = "v1beta"
 DATE = "2026-11-29"
@@ -41,18 +36,9 @@ BASE = f"https://generativelanguage.googleapis.com/{API_VERSION}/models/{MODEL}"
 SOURCE = "google-genai 3.6.1 types.py (GenerateContentResponse, Candidate, Part, FunctionCall, UsageMetadata)"
 
 
-@functools.cache
-def _load_anthropic_make() -> Any:
-    spec = importlib.util.spec_from_file_location("anthropic_make", ANTHROPIC_DIR / "_make.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _rand(name: str, salt: str, n: int) -> str:
     # The Anthropic generator's deterministic base-62 ids, under a "gemini/" namespace.
-    return str(_load_anthropic_make()._rand(f"gemini/{name}", salt, n))
+    return rand(f"gemini/{name}", salt, n)
 
 
 def response_id(name: str) -> str:
@@ -367,23 +353,11 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
     return c
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # CRLF-framed SSE cannot be a literal block (YAML folds line breaks); PyYAML quotes it, byte-exact.
-    style = "|" if "\n" in value and "\r" not in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def main() -> None:
-    for name, (description, interactions) in catalogue().items():
-        doc = {
-            "metadata": {
+def cassettes() -> list[Synthesized]:
+    return [
+        Synthesized(
+            f"gemini/{name}",
+            {
                 "origin": "synthesized",
                 "date": DATE,
                 "provider": "gemini",
@@ -392,12 +366,7 @@ def main() -> None:
                 "description": description,
                 "source": SOURCE,
             },
-            "interactions": interactions,
-            "version": 1,
-        }
-        text_ = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
-        (HERE / f"{name}.yaml").write_text(text_, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+            interactions,
+        )
+        for name, (description, interactions) in catalogue().items()
+    ]

@@ -1,26 +1,17 @@
-"""Regenerate the client scenarios' provider scripts: `python cassettes/clients/_make.py`.
+"""The client scenarios' provider scripts (cassettes/clients/anthropic/).
 
 Anthropic-shaped answers (the provider behind each profile's client model role), built with the helpers of
-cassettes/anthropic/_make.py from the documented wire format (wire-reference.md §1.6-§1.8): synthesized, not
+harness/cassette/synthesize/anthropic.py from the documented wire format (wire-reference.md §1.6-§1.8): synthesized, not
 recorded. A two-turn scenario holds its turns in order per stream flag (the replay serves matching
 interactions in cassette order), so a library may use either mode.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("anthropic_make", HERE.parent / "anthropic" / "_make.py")
-assert _spec is not None and _spec.loader is not None
-A = importlib.util.module_from_spec(_spec)
-sys.modules["anthropic_make"] = A
-_spec.loader.exec_module(A)
+from harness.cassette.synthesize import anthropic as A
+from harness.cassette.synthesize.common import Synthesized
 
 USAGE = {"input_tokens": 21, "output_tokens": 9}
 
@@ -97,26 +88,20 @@ def _interleave_429(limited: list[Any], retried: list[Any]) -> list[Any]:
     return [limited[0], retried[0], limited[1], retried[1]]
 
 
-def main() -> None:
-    out = HERE / "anthropic"
-    out.mkdir(exist_ok=True)
-    for name, (description, interactions) in catalogue().items():
-        doc = {
-            "metadata": {
+def cassettes() -> list[Synthesized]:
+    return [
+        Synthesized(
+            f"clients/anthropic/{name}",
+            {
                 "origin": "synthesized",
                 "date": "2026-12-01",
                 "provider": "anthropic",
                 "api_version": A.API_VERSION,
                 "model": A.MODEL,
                 "description": description,
-                "source": "wire-reference.md §1.6-§1.8; built by cassettes/clients/_make.py",
+                "source": "wire-reference.md §1.6-§1.8; built by harness/cassette/synthesize/clients.py",
             },
-            "interactions": interactions,
-            "version": 1,
-        }
-        text_ = yaml.dump(doc, Dumper=A._Dumper, sort_keys=False, allow_unicode=True, width=120)
-        (out / f"{name}.yaml").write_text(text_, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+            interactions,
+        )
+        for name, (description, interactions) in catalogue().items()
+    ]

@@ -1,4 +1,4 @@
-"""Regenerate the synthesized cassettes the `lyrouter` catalog needs: `python cassettes/openai/_make.py`.
+"""The synthesized cassettes of the OpenAI-compatible family and LYRouter's fallbacks:
 
 Two families, one script (the lyrouter catalog is their only user):
 
@@ -7,7 +7,7 @@ Two families, one script (the lyrouter catalog is their only user):
   §2.4 (usage), §2.5 (chat.completion.chunk, the usage chunk, `data: [DONE]`) and §2.7 (error envelope).
   Every response carries an `x-request-id` header (§2.1), ids are `chatcmpl-…`, streams are `data:` lines only.
 * `cassettes/anthropic/lyrouter-*.yaml` — Anthropic answers built with the functions of
-  `cassettes/anthropic/_make.py` (imported, not copied), for fallback between channels (an error, then a
+  harness/cassette/synthesize/anthropic.py, for fallback between channels (an error, then a
   success, per stream flag) and for usage and model shapes the shared catalogue does not have.
 
 Each cassette holds a non-streaming and a streaming interaction; ids derive from the cassette name, so
@@ -16,34 +16,20 @@ regenerating gives byte-identical files. Recorded requests carry no credentials.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
-import yaml
+from harness.cassette.synthesize.common import Synthesized, rand
 
-HERE = Path(__file__).resolve().parent
-ANTHROPIC_DIR = HERE.parent / "anthropic"
 DATE = "2026-11-29"
 URI = "https://api.openai.com/v1/chat/completions"
 CREATED = 1795953600
 
 
-@functools.cache
-def _load_anthropic_make() -> Any:
-    spec = importlib.util.spec_from_file_location("anthropic_make", ANTHROPIC_DIR / "_make.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _rand(name: str, salt: str, n: int) -> str:
     # The Anthropic generator's deterministic base-62 ids, under an "openai/" namespace.
-    return str(_load_anthropic_make()._rand(f"openai/{name}", salt, n))
+    return rand(f"openai/{name}", salt, n)
 
 
 def completion_id(name: str) -> str:
@@ -530,125 +516,19 @@ def _with_logprobs(body: str) -> str:
     return _join(events)
 
 
-def anthropic_catalogue(am: Any) -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
-    """name -> (description, source, interactions), written to cassettes/anthropic/lyrouter-<name>.yaml."""
-    c: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
-    text_blocks = [am.text("Fallback worked:", " the second channel answered.")]
-    for status, etype, msg, extra in (
-        (500, "api_error", "Internal server error", {"x-should-retry": "true"}),
-        (529, "overloaded_error", "Overloaded", {"retry-after": "3", "x-should-retry": "true"}),
-    ):
-        name = f"lyrouter-fallback-{status}"
-        errs = am.error_interactions(name, status, etype, msg, extra)
-        oks = am.ok_interactions(
-            name,
-            "What is a prompt cache?",
-            text_blocks,
-            "end_turn",
-            {"input_tokens": 27, "output_tokens": 12},
-        )
-        # Per stream flag: the error first, then the success (the replay repeats the last one).
-        c[name] = (
-            f"Channel fallback: per stream flag, the first call gets HTTP {status} {etype}, every later call "
-            "a text answer (end_turn).",
-            "wire-reference.md §1.6, §1.7, §1.8",
-            [errs[0], oks[0], errs[1], oks[1]],
-        )
-
-    name = "lyrouter-cache-mixed"
-    c[name] = (
-        "Text answer with both cache reads (1024) and cache writes (300) beside 226 uncached input tokens, "
-        "as in the LYRouter doc's Anthropic usage example.",
-        "wire-reference.md §1.6 (Usage), §1.7",
-        am.ok_interactions(
-            name,
-            "And the next turn?",
-            [am.text("Here is", " the next turn.")],
-            "end_turn",
+def cassettes() -> list[Synthesized]:
+    return [
+        Synthesized(
+            f"openai/{name}",
             {
-                "input_tokens": 226,
-                "cache_read_input_tokens": 1024,
-                "cache_creation_input_tokens": 300,
-                "output_tokens": 32,
+                "origin": "synthesized",
+                "date": DATE,
+                "provider": "openai",
+                "model": model,
+                "description": description,
+                "source": source,
             },
-        ),
-    )
-
-    name = "lyrouter-model-alias"
-    inter = am.ok_interactions(
-        name,
-        "What is a prompt cache?",
-        [am.text("A prompt cache", " stores a prefix.")],
-        "end_turn",
-        {"input_tokens": 27, "output_tokens": 9},
-    )
-    for it in inter:  # the upstream names the model differently from the requested id
-        it["response"]["body"]["string"] = it["response"]["body"]["string"].replace(
-            '"model":"claude-sonnet-5-5"', '"model":"claude-sonnet-5-5-20261015"'
+            interactions,
         )
-    c[name] = (
-        "Plain text answer whose `model` is claude-sonnet-5-5-20261015 (a dated name, not the requested id).",
-        "wire-reference.md §1.6, §1.7",
-        inter,
-    )
-    return c
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value and value.startswith(("event:", "data:")):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def _write(path: Path, doc: dict[str, Any]) -> None:
-    path.write_text(
-        yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
-    )
-
-
-def main() -> None:
-    for name, (model, description, source, interactions) in openai_catalogue().items():
-        _write(
-            HERE / f"{name}.yaml",
-            {
-                "metadata": {
-                    "origin": "synthesized",
-                    "date": DATE,
-                    "provider": "openai",
-                    "model": model,
-                    "description": description,
-                    "source": source,
-                },
-                "interactions": interactions,
-                "version": 1,
-            },
-        )
-    am = _load_anthropic_make()
-    for name, (description, source, interactions) in anthropic_catalogue(am).items():
-        _write(
-            ANTHROPIC_DIR / f"{name}.yaml",
-            {
-                "metadata": {
-                    "origin": "synthesized",
-                    "date": DATE,
-                    "provider": "anthropic",
-                    "api_version": am.API_VERSION,
-                    "model": am.MODEL,
-                    "description": description,
-                    "source": source,
-                },
-                "interactions": interactions,
-                "version": 1,
-            },
-        )
-
-
-if __name__ == "__main__":
-    main()
+        for name, (model, description, source, interactions) in openai_catalogue().items()
+    ]

@@ -1,36 +1,26 @@
-"""Regenerate the synthesized multi-family cassettes in this folder: `python cassettes/mixed/_make.py`.
+"""The synthesized multi-family cassettes (cassettes/mixed/).
 
 A gateway with a fallback chain across provider families (relay: "fallback along the model's fallback chain")
 calls two upstream endpoints for one request. The replay upstream picks a cassette's interactions by endpoint
 and stream flag, so one cassette can script both providers: every call to the first family's endpoint fails
 (the last interaction repeats, so retries fail too), every call to the second family's endpoint succeeds.
-The interactions are built with the family generators (`cassettes/<family>/_make.py`, imported, not copied);
+The interactions are built with the family generators (harness/cassette/synthesize/<family>.py);
 ids derive from the cassette name, so regenerating gives byte-identical files.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
-import yaml
+from harness.cassette.synthesize import anthropic, anthropic_catalogue, gemini, openai
+from harness.cassette.synthesize.common import Synthesized
 
-HERE = Path(__file__).resolve().parent
 DATE = "2026-11-29"
-
-
-def _load(family: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"{family}_make", HERE.parent / family / "_make.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
     """name -> (providers, description, source, interactions)."""
-    am, om = _load("anthropic"), _load("openai")
+    am, om = anthropic, openai
     c: dict[str, tuple[str, str, str, list[dict[str, Any]]]] = {}
     name = "anthropic-529-then-openai"
     failing = am.error_interactions(name, 529, "overloaded_error", "Overloaded", {"x-should-retry": "true"})
@@ -53,7 +43,7 @@ def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         [*failing, *serving],
     )
     name = "anthropic-stream-error-then-openai"
-    broken = am.catalogue()["stream-error-overloaded"][2]
+    broken = anthropic_catalogue.catalogue()["stream-error-overloaded"][2]
     serving = om.ok_interactions(
         name,
         "gpt-4o-2024-08-06",
@@ -94,7 +84,7 @@ def catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         "wire-reference.md §1.6-§1.8, §2.3-§2.5",
         [am_failing[0], am_ok[0], am_failing[1], am_ok[1], *_fallback(om, name, "gpt-4o-2024-08-06")],
     )
-    gm = _load("gemini")
+    gm = gemini
     gm_ok = gm.ok_interactions(
         "gemini-503-once-or-openai",
         "What is an API gateway?",
@@ -140,35 +130,18 @@ def _fallback(om: Any, name: str, model: str) -> list[dict[str, Any]]:
     )
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value and value.startswith(("event:", "data:")):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def main() -> None:
-    for name, (providers, description, source, interactions) in catalogue().items():
-        doc = {
-            "metadata": {
+def cassettes() -> list[Synthesized]:
+    return [
+        Synthesized(
+            f"mixed/{name}",
+            {
                 "origin": "synthesized",
                 "date": DATE,
                 "provider": providers,
                 "description": description,
                 "source": source,
             },
-            "interactions": interactions,
-            "version": 1,
-        }
-        text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
-        (HERE / f"{name}.yaml").write_text(text, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+            interactions,
+        )
+        for name, (providers, description, source, interactions) in catalogue().items()
+    ]

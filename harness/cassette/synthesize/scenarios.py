@@ -1,24 +1,16 @@
-"""Write each cassette's `scenario` block: `python cassettes/_scenarios.py` (add `--check` to only compare).
+"""Each cassette's `scenario` block (written with the cassette by `python -m harness.cassette.synthesize`).
 
 The scenario says what the cassette exists to show (the properties `record` checks in every new recording),
 the request that provokes it on a real provider, or why no request can (specs/README.md, "Cassettes"). The
 properties are the ones the rules using the cassette rely on: its stop reason, its content kinds in order, the
 tool names and argument shape, thinking, cache reads or writes, an error's status and type.
 
-Only the `scenario:` block of each file is written (inserted before `version: 1`, or replaced), so edits to the
-interactions merge cleanly. tests/harness/test_scenarios.py checks that every shipped cassette shows its own
-scenario and that this script's output matches the files.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-HERE = Path(__file__).resolve().parent
 CLAUDE = "claude-sonnet-5-5"
 GPT = "gpt-5.5"
 
@@ -465,59 +457,3 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         },
     ),
 }
-
-
-class _Dumper(yaml.SafeDumper):
-    """Block style, keys in the order given, no anchors (each file's block stands alone)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def block(scenario: dict[str, Any]) -> str:
-    return yaml.dump({"scenario": scenario}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
-
-
-def with_block(text: str, scenario: dict[str, Any]) -> str:
-    """The cassette text with its scenario block inserted before `version: 1` (or in place of the old one)."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.startswith("scenario:")), None)
-    if start is not None:
-        # The block ends at the next top-level key: every line of it is indented.
-        end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
-        del lines[start:end]
-    at = next((i for i, line in enumerate(lines) if line.startswith("version:")), len(lines))
-    lines[at:at] = [block(scenario)]
-    return "".join(lines)
-
-
-def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    stale = []
-    for name, scenario in sorted(SCENARIOS.items()):
-        path = HERE / f"{name}.yaml"
-        if not path.is_file():
-            stale.append(f"{name}: no such cassette")
-            continue
-        text = path.read_text(encoding="utf-8")
-        new = with_block(text, scenario)
-        if new != text:
-            stale.append(name)
-            if not check:
-                path.write_text(new, encoding="utf-8")
-    missing = sorted(
-        f"{p.parent.name}/{p.stem}"
-        for p in HERE.glob("*/*.yaml")
-        if f"{p.parent.name}/{p.stem}" not in SCENARIOS
-    )
-    for name in missing:
-        print(f"{name}: no scenario: add one to SCENARIOS")
-    if check and stale:
-        print("out of date: " + ", ".join(stale))
-        return 1
-    print(f"{'checked' if check else 'wrote'} {len(SCENARIOS)} scenario blocks")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
