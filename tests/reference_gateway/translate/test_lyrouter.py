@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import message, text_events
 
 from reference_gateway.adapters import adapter_for
 from reference_gateway.auth import KeyRing
@@ -23,6 +22,7 @@ from reference_gateway.translate.anthropic.response import message_to_chat
 from reference_gateway.translate.anthropic.stream import StreamTranslator
 from reference_gateway.translate.chunks import DONE, StreamContext
 from reference_gateway.translate.openai.passthrough import PassthroughStream, chat_to_openai
+from tests.reference_gateway.conftest import message, text_events
 
 CATALOG = load_catalog(shipped=LYROUTER.catalog)
 SONNET = CATALOG.models["claude-sonnet-5-5"]

@@ -16,7 +16,7 @@ import harness.paths
 from harness.cli import main
 from harness.outcomes import EXIT_CONFIG
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPECS = ROOT / "specs"
 
 
@@ -97,7 +97,7 @@ def test_collection_errors_are_counted_even_when_other_files_collected(
 ) -> None:
     """`results.json` said 0 whenever anything collected; a path pytest cannot collect is counted."""
     from harness.simulator.app import SimulatorServer
-    from tests.harness.test_plugin import RULES
+    from tests.harness.plugin.test_plugin import RULES
     from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
     pytester.makefile(".yaml", rules=RULES)

@@ -15,7 +15,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import (
+
+from reference_gateway.app import GatewaySettings, Hooks, create_app
+from reference_gateway.auth import KeyRing
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import RELAY
+from reference_gateway.upstream.client import UpstreamSettings
+from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     Answer,
     FakeFamilies,
@@ -27,12 +33,6 @@ from conftest import (
     sse,
     text_events,
 )
-
-from reference_gateway.app import GatewaySettings, Hooks, create_app
-from reference_gateway.auth import KeyRing
-from reference_gateway.policy.models import load_catalog
-from reference_gateway.policy.profiles import RELAY
-from reference_gateway.upstream.client import UpstreamSettings
 
 USER = [{"role": "user", "content": "hi"}]
 IDS = ("x-relay-request-id", "x-relay-trace-id", "x-relay-observation-id")

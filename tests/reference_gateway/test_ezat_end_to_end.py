@@ -9,7 +9,9 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import (
+
+from reference_gateway.app import Hooks, create_app
+from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     UPSTREAM_KEY,
     FakeAnthropic,
@@ -19,8 +21,6 @@ from conftest import (
     message,
     text_events,
 )
-
-from reference_gateway.app import Hooks, create_app
 
 MODEL = "anthropic/claude-sonnet-5-5"
 USER = [{"role": "user", "content": "hi"}]

@@ -23,7 +23,7 @@ from harness.replay.server import ReplayServer
 from harness.simulator.app import SimulatorServer
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
-CASSETTES = Path(__file__).parents[1] / "fixtures" / "plugin" / "cassettes"
+CASSETTES = Path(__file__).parents[2] / "fixtures" / "plugin" / "cassettes"
 
 RULES = """\
 source: {doc: ezat-chat-completions, section: Streaming}

@@ -14,7 +14,7 @@ import harness.orchestrate.matrix
 from harness.cli import main as cli_main
 from harness.orchestrate.matrix import run_matrix
 from harness.report.matrix import NOT_RUN, Column, matrix_html, matrix_markdown, matrix_rows
-from tests.harness.test_report import _document, _result
+from tests.harness.report.test_reports import _document, _result
 
 
 def _columns() -> list[Column]:

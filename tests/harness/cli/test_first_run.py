@@ -10,7 +10,7 @@ from harness.cli import main
 from harness.outcomes import EXIT_CONFIG, EXIT_OK
 from harness.report.html import certificate_html, run_seconds
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_new_profile_takes_the_base_path_and_a_model_from_the_doc_it_read(

@@ -11,7 +11,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import (
+
+from reference_gateway.app import GatewaySettings, Hooks, create_app
+from reference_gateway.auth import KeyRing
+from reference_gateway.policy.models import load_catalog
+from reference_gateway.policy.profiles import LYROUTER
+from reference_gateway.upstream.client import UpstreamSettings
+from tests.reference_gateway.conftest import (
     CLIENT_KEY,
     UPSTREAM_KEY,
     ServerThread,
@@ -21,12 +27,6 @@ from conftest import (
     sse,
     text_events,
 )
-
-from reference_gateway.app import GatewaySettings, Hooks, create_app
-from reference_gateway.auth import KeyRing
-from reference_gateway.policy.models import load_catalog
-from reference_gateway.policy.profiles import LYROUTER
-from reference_gateway.upstream.client import UpstreamSettings
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -24,7 +24,7 @@ from harness.spec.selection import (
     rule_selected,
     run_variants,
 )
-from tests.harness.test_plugin import CASSETTES, RULES
+from tests.harness.plugin.test_plugin import CASSETTES, RULES
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 SPECS = specs_dir()

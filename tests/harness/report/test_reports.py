@@ -411,7 +411,7 @@ rules:
 
 @pytest.fixture(scope="module")
 def replay() -> Iterator[ReplayServer]:
-    with ReplayServer(Path(__file__).parents[1] / "fixtures" / "plugin" / "cassettes") as server:
+    with ReplayServer(Path(__file__).parents[2] / "fixtures" / "plugin" / "cassettes") as server:
         yield server
 
 

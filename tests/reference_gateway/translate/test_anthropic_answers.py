@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import message, sse, text_events
 
 from reference_gateway.errors import GatewayError, from_upstream, from_upstream_body
 from reference_gateway.policy.profiles import EZAT
@@ -16,6 +15,7 @@ from reference_gateway.translate.anthropic.response import message_to_chat
 from reference_gateway.translate.anthropic.stream import StreamTranslator
 from reference_gateway.translate.chunks import DONE, StreamContext, encode
 from reference_gateway.translate.completion import UpstreamUsage, finish_reason, usage_to_openai
+from tests.reference_gateway.conftest import message, sse, text_events
 
 IDS = {"completion_id": "chatcmpl-r1", "created": 1793318400, "model": "anthropic/claude-sonnet-5-5"}
 

@@ -30,7 +30,7 @@ from harness.cassette.matching import match
 from harness.errors import CassetteError
 from harness.families import endpoint_kind
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "cassettes"
 # Built by concatenation so that no secret-shaped literal sits in the repository.
 FAKE_ANT_KEY = "sk-" + "ant-" + "api03-" + "Zx9" * 12
 FAKE_OPENAI_KEY = "sk-" + "proj" + "Ab1" * 10

@@ -27,7 +27,7 @@ from harness.replay.plan import PlannedAnswer, plan_answer, split_events
 from harness.replay.server import ReplayServer
 from harness.replay.state import ReplayState, normalize_marker
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cassettes"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "cassettes"
 TEXT = "Héllo wörld — 日本語 ✓ 🎉"
 FAKE_ANT_KEY = "sk-" + "ant-" + "api03-" + "Zx9" * 12  # built here so no secret-shaped literal is stored
 
@@ -658,7 +658,7 @@ def test_serve_upstream_help_explains_loopback(capsys: pytest.CaptureFixture[str
 
 
 def test_serve_upstream_runs_until_ctrl_c(http: httpx.Client) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "serve-upstream", "--port", "0", "--cassettes", str(FIXTURES)],

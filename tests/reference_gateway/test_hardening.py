@@ -205,7 +205,7 @@ def ezat_gateway(fake_server: tuple[FakeAnthropic, ServerThread]) -> Iterator[Se
 
 @pytest.fixture(scope="module")
 def lyrouter_upstream() -> Iterator[tuple[Any, ServerThread]]:
-    from tests.reference_gateway.test_rg_lyrouter_integration import FakeUpstream
+    from tests.reference_gateway.test_lyrouter_end_to_end import FakeUpstream
 
     fake = FakeUpstream()
     with ServerThread(fake) as server:
@@ -214,7 +214,7 @@ def lyrouter_upstream() -> Iterator[tuple[Any, ServerThread]]:
 
 @pytest.fixture(scope="module")
 def lyrouter_gateway(lyrouter_upstream: tuple[Any, ServerThread]) -> Iterator[ServerThread]:
-    from tests.reference_gateway.test_rg_lyrouter_integration import settings
+    from tests.reference_gateway.test_lyrouter_end_to_end import settings
 
     with ServerThread(create_app(settings(lyrouter_upstream[1].url, default_model=None))) as server:
         yield server
@@ -467,7 +467,7 @@ def test_lyrouter_upstream_200_of_the_wrong_shape_is_a_502(
 ) -> None:
     import json
 
-    from tests.reference_gateway.test_rg_lyrouter_integration import Answer
+    from tests.reference_gateway.test_lyrouter_end_to_end import Answer
 
     lyrouter_fake.script.append(Answer(body=answer))
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}]}).encode()

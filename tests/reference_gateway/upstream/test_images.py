@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import FakeAnthropic, ServerThread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -23,6 +22,7 @@ from starlette.routing import Route
 from reference_gateway.errors import GatewayError
 from reference_gateway.translate.anthropic.request import RemoteImage
 from reference_gateway.upstream.images import AllowList, ImageFetcher, ImageLimits, is_public, sniff_image
+from tests.reference_gateway.conftest import FakeAnthropic, ServerThread
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 32

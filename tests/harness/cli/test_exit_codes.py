@@ -18,7 +18,7 @@ from harness.orchestrate.child import Run, run_pytest
 from harness.orchestrate.preflight import ProbeAnswer, diagnose
 from harness.outcomes import EXIT_CONFIG
 from harness.replay.server import ReplayServer
-from tests.harness.test_plugin import CASSETTES, RULES
+from tests.harness.plugin.test_plugin import CASSETTES, RULES
 from tests.harness.tiny_gateways import KEY, make_gateway, serve
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import CLIENT_KEY, FakeFamilies, ServerThread
 
 from reference_gateway.app import GatewaySettings, Hooks, create_app
 from reference_gateway.auth import KeyRing
@@ -28,8 +27,9 @@ from reference_gateway.flows.relay_store import Idempotency, RedisStore, SQLiteS
 from reference_gateway.policy.models import load_catalog
 from reference_gateway.policy.profiles import RELAY
 from reference_gateway.upstream.client import UpstreamSettings
+from tests.reference_gateway.conftest import CLIENT_KEY, FakeFamilies, ServerThread
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BODY = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
 
 
