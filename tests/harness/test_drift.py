@@ -118,6 +118,7 @@ def test_the_shipped_docs_have_no_drift(
     assert "verdict: no drift" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_an_edited_ezat_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def edit(text: str) -> str:
         assert "The host must be a public address." in text
@@ -144,6 +145,7 @@ def test_an_edited_ezat_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture
     assert report["drifted"] is True
 
 
+@pytest.mark.e2e
 def test_an_edited_lyrouter_doc_drifts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def edit(text: str) -> str:
         sentence = "Once streaming output has started, the gateway no longer switches channels."

@@ -108,6 +108,7 @@ def _graph(package: str) -> dict[str, set[str]]:
     return {name: _deps(name, path, files) for name, path in files.items()}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("package", ["harness", "reference_gateway"])
 def test_no_import_cycle_counting_every_import(package: str) -> None:
     assert _cycles(_graph(package)) == []
@@ -125,6 +126,7 @@ def test_the_cycle_finder_sees_lazy_and_type_checking_imports(tmp_path: Path) ->
     assert _cycles({name: _deps(name, path, files) for name, path in files.items()}) == []
 
 
+@pytest.mark.e2e
 def test_harness_and_reference_gateway_never_import_each_other() -> None:
     for package, other in (("harness", "reference_gateway"), ("reference_gateway", "harness")):
         for path in _modules(package).values():
@@ -132,6 +134,7 @@ def test_harness_and_reference_gateway_never_import_each_other() -> None:
             assert bad == [], f"{path.relative_to(ROOT)} imports {bad}"
 
 
+@pytest.mark.e2e
 def test_only_the_plugin_package_imports_pytest() -> None:
     for name, path in _modules("harness").items():
         if "pytest" in {i.split(".")[0] for i in _imports(path, top_level_only=False)}:
@@ -181,6 +184,7 @@ def _exception_classes() -> dict[str, str]:
     return found
 
 
+@pytest.mark.e2e
 def test_every_exception_class_is_in_the_errors_tree() -> None:
     from harness import errors
 

@@ -343,6 +343,7 @@ def test_refusal_before_any_upstream_call(client: openai.OpenAI, fake: FakeAnthr
     assert fake.received == []
 
 
+@pytest.mark.e2e
 def test_body_over_32_mb_is_413(gateway_url: str, fake: FakeAnthropic) -> None:
     big = {"model": MODEL, "messages": [{"role": "user", "content": "x" * (32 * 1024 * 1024 + 10)}]}
     with (
@@ -392,6 +393,7 @@ def test_broken_upstream_stream_is_an_error_not_a_stop(
     assert not any('"finish_reason":"stop"' in p for p in payloads)
 
 
+@pytest.mark.e2e
 def test_pings_while_upstream_is_silent(gateway_url: str, fake: FakeAnthropic) -> None:
     fake.reply(Reply(events=text_events("slow"), gap=0.2))
     raw = _raw_stream(gateway_url, {"model": MODEL, "messages": USER, "stream": True})
@@ -414,6 +416,7 @@ def test_client_disconnect_closes_upstream_at_once(gateway_url: str, fake: FakeA
     assert fake.events_sent < 50
 
 
+@pytest.mark.e2e
 def test_non_streaming_timeout_is_504(fake_server: tuple[FakeAnthropic, ServerThread]) -> None:
     fake, upstream = fake_server
     fake.reset()

@@ -387,6 +387,7 @@ def test_malformed_image_url_is_the_image_400(
     assert fake.received == [] and answers[1][0] == 200
 
 
+@pytest.mark.e2e
 def test_every_failed_download_is_retrieved() -> None:
     """Two downloads failing at once: the second's exception is still retrieved (no "Task exception was never
     retrieved" when the task is collected)."""
@@ -593,6 +594,7 @@ def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]
         log.close()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("size", [64 * 1024, 1024 * 1024], ids=["64KB", "1MB"])
 def test_huge_authorization_header_is_an_envelope(served_gateway: Served, size: int) -> None:
     import json
@@ -604,6 +606,7 @@ def test_huge_authorization_header_is_an_envelope(served_gateway: Served, size: 
     assert json.loads(raw)["error"]["type"] == "invalid_request_error"
 
 
+@pytest.mark.e2e
 def test_the_served_gateway_writes_no_forged_log_line(served_gateway: Served) -> None:
     """The command line installs the control-character filter on its handler: the request line (logger
     `reference_gateway`) and every other logger's lines are escaped, e.g. a percent-decoded path."""

@@ -309,6 +309,7 @@ def test_non_streaming_fallback_and_non_transient_errors(
 # ------------------------------------------------------------------------------------------- content parts
 
 
+@pytest.mark.e2e
 def test_image_too_large_and_invalid_image_url_before_routing(relay_url: str, families: FakeFamilies) -> None:
     big = "data:image/png;base64," + base64.b64encode(b"\0" * 1025).decode()  # this gateway: 1024 bytes
     for url, code in (

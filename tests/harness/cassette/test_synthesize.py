@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import paths
 from harness.cassette.document import load_cassette
 from harness.cassette.synthesize.build import main, texts
@@ -27,6 +29,7 @@ def test_regenerating_reproduces_the_shipped_cassettes_byte_for_byte(tmp_path: P
     }  # no synthesized file without a generator
 
 
+@pytest.mark.e2e
 def test_check_finds_a_stale_file_and_writing_mends_it(tmp_path: Path, capsys: object) -> None:
     assert main(["--cassettes-dir", str(tmp_path)]) == 0
     assert main(["--check", "--cassettes-dir", str(tmp_path)]) == 0

@@ -105,6 +105,7 @@ def test_unknown_command_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
     assert "invalid choice" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The README's main command, on a slice of the ezat catalog: exit 0 and a complete report folder."""
     code = main(["certify", "--profile", "ezat", "--rule", "ezat/finish/*", "--report-dir", str(tmp_path)])
@@ -128,6 +129,7 @@ def test_certify_the_embedded_reference_gateway(tmp_path: Path, capsys: pytest.C
     ]
 
 
+@pytest.mark.e2e
 def test_the_embedded_certify_fuzzes_each_gateway_into_a_robustness_area(tmp_path: Path) -> None:
     """Issue 13: certify's embedded run also sends a small fixed-seed budget of hostile requests."""
     from harness.certify.command import certify_embedded

@@ -57,6 +57,7 @@ def _one_line_error(err: str) -> str:
 # --- 1. an empty selection -------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_plugin_empty_selection_exits_3_naming_the_patterns(
     pytester: pytest.Pytester, replay: ReplayServer, gateway: str
 ) -> None:
@@ -106,6 +107,7 @@ def test_matrix_empty_selection_exits_3(tmp_path: Path, capsys: pytest.CaptureFi
     ],
     ids=["no-v1", "no-key", "wrong-key"],
 )
+@pytest.mark.e2e
 def test_plugin_preflight_diagnoses_in_one_line(
     pytester: pytest.Pytester,
     replay: ReplayServer,
@@ -126,6 +128,7 @@ def test_plugin_preflight_diagnoses_in_one_line(
     assert "collected" not in result.stdout.str() and not report.exists()  # no rule ran
 
 
+@pytest.mark.e2e
 def test_plugin_preflight_nothing_listening(pytester: pytest.Pytester, replay: ReplayServer) -> None:
     result = _plugin(pytester, "http://127.0.0.1:9/v1", replay)
     assert result.ret == EXIT_CONFIG
@@ -210,6 +213,7 @@ def test_certify_expectation_without_reason_exits_3(
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_run_pytest_turns_the_child_usage_error_into_a_config_error(tmp_path: Path) -> None:
     """What certify checks first, the child checks too; its one line comes back as a ConfigError."""
     bad = tmp_path / "map.yaml"
@@ -219,6 +223,7 @@ def test_run_pytest_turns_the_child_usage_error_into_a_config_error(tmp_path: Pa
         run_pytest(run, tmp_path / "out", None, [])
 
 
+@pytest.mark.e2e
 def test_plugin_bad_model_map_exits_3(pytester: pytest.Pytester, replay: ReplayServer) -> None:
     bad = pytester.path / "map.txt"
     bad.write_text("MODLE: x\n")
@@ -237,6 +242,7 @@ def test_plugin_bad_model_map_exits_3(pytester: pytest.Pytester, replay: ReplayS
     ],
     ids=["matrix-unreachable-gateway", "mutants-profile", "mutants-selection", "record-provider"],
 )
+@pytest.mark.e2e
 def test_every_command_exits_3_on_bad_configuration(
     argv: list[str],
     message: str,
@@ -266,6 +272,7 @@ rules:
 """
 
 
+@pytest.mark.e2e
 def test_harness_error_reason_in_terminal_junit_and_certificate(
     pytester: pytest.Pytester, replay: ReplayServer, gateway: str
 ) -> None:
@@ -320,6 +327,7 @@ expectations:
 """
 
 
+@pytest.mark.e2e
 def test_xfail_counted_with_reason_and_ticket_in_table_summary_and_certificate(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:
@@ -359,6 +367,7 @@ def test_xfail_counted_with_reason_and_ticket_in_table_summary_and_certificate(
     ],
     ids=["todo-reason", "no-expiry", "todo-expiry"],
 )
+@pytest.mark.e2e
 def test_unedited_expectations_are_a_configuration_error(
     pytester: pytest.Pytester, replay: ReplayServer, gateway: str, change: tuple[str, str], message: str
 ) -> None:
@@ -379,6 +388,7 @@ def test_roles_lists_roles_and_features_with_their_meaning(capsys: pytest.Captur
     assert "workspace-default-model" in out and "The workspace has a Default Model" in out
 
 
+@pytest.mark.e2e
 def test_roles_drafts_a_model_map_from_get_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from starlette.applications import Starlette
     from starlette.requests import Request

@@ -38,6 +38,7 @@ def test_configuration_errors_exit_3(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.e2e
 def test_list_names_every_client_and_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["clients", "--list"]) == 0
     out = capsys.readouterr().out
@@ -122,6 +123,7 @@ def test_an_expectations_file_makes_a_known_client_failure_xfail_and_a_stale_ent
     assert stale["expectation_problems"] and exit_code([stale]) == 1
 
 
+@pytest.mark.e2e
 def test_certify_clients_adds_the_client_run_to_the_certificate_folder_and_the_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

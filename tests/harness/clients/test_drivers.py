@@ -64,6 +64,7 @@ def _outcomes(document: dict[str, Any]) -> dict[str, str]:
 CLIENTS = [d.id for d in all_drivers()]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("client", CLIENTS)
 def test_every_scenario_passes_through_the_reference_gateway(
     client: str, gateway: tuple[ClientTarget, Any]
@@ -88,6 +89,7 @@ BUGS = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("client", ["openai-python", "langchain-python"])
 @pytest.mark.parametrize(("mutant", "scenario"), BUGS, ids=[b[0] for b in BUGS])
 def test_a_real_bug_fails_the_scenario_it_breaks(

@@ -301,6 +301,7 @@ def certified(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.e2e
 def test_certify_writes_a_report_that_validates_and_verifies(
     certified: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -336,6 +337,7 @@ def test_certify_writes_a_report_that_validates_and_verifies(
     ],
     ids=["catalog-hash", "suite-version", "result", "schema", "unknown-profile"],
 )
+@pytest.mark.e2e
 def test_verify_report_rejects_a_tampered_report(
     certified: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, message: str
 ) -> None:

@@ -124,6 +124,7 @@ def _lyrouter_settings(url: str) -> Any:
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["ezat", "lyrouter"])
 def test_reference_gateway_survives_a_bounded_fuzz(
@@ -190,6 +191,7 @@ class ServerErrorsForClientErrors(_TinyGateway):
         }
 
 
+@pytest.mark.e2e
 def test_a_gateway_answering_500_for_client_errors_fails_with_a_shrunk_repro(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -234,6 +236,7 @@ class ForwardsEverything(_TinyGateway):
         return 400, {"error": {"message": "no", "type": "invalid_request_error", "param": None, "code": None}}
 
 
+@pytest.mark.e2e
 def test_a_gateway_forwarding_refused_bodies_upstream_is_caught_and_shrunk(replay: tuple[str, Any]) -> None:
     replay_url, tap = replay
     with ServerThread(ForwardsEverything(replay_url)) as server:

@@ -79,6 +79,7 @@ def test_a_wrong_type_is_never_the_type_the_schema_declares() -> None:
     assert checked > 100
 
 
+@pytest.mark.e2e
 def test_hypothesis_replays_a_seeded_tape_as_the_same_case_then_shrinks_it() -> None:
     gen = _generator("ezat", _models("ezat"))
     for index in range(0, 600, 40):  # every kind, several times
@@ -96,6 +97,7 @@ def test_hypothesis_replays_a_seeded_tape_as_the_same_case_then_shrinks_it() -> 
         assert seen[-1].kind == "not-json" and len(seen[-1].body) <= 4, seen[-1]
 
 
+@pytest.mark.e2e
 def test_a_shrink_that_goes_on_too_long_stops_at_the_smallest_failure_so_far() -> None:
     gen = _generator("ezat", _models("ezat"))
     source = example_source(9, 25)

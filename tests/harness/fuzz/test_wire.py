@@ -86,6 +86,7 @@ def test_it_sends_the_case_bytes_and_only_its_headers_and_reuses_the_connection(
     assert b"content-type: text/plain" in seen[1]
 
 
+@pytest.mark.e2e
 def test_no_answer_within_the_timeout_is_reported_as_such(serve) -> None:  # type: ignore[no-untyped-def]
     url = serve(lambda conn: (_request(conn), threading.Event().wait(5)))
     with Connection(url) as client:

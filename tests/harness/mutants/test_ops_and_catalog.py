@@ -542,6 +542,7 @@ def test_edit_headers() -> None:
 # --- the catalog ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_catalog_loads_and_covers_every_area() -> None:
     catalog = load_catalog()
     assert len(catalog.mutants) >= 60
@@ -590,6 +591,7 @@ def test_bad_mutant_is_refused(raw: dict[str, Any]) -> None:
         mutant_from(raw)
 
 
+@pytest.mark.e2e
 def test_sample_is_fixed_by_the_seed_and_keeps_named_ones() -> None:
     mutants = load_catalog().mutants
     a = select(mutants, "ezat", sample=5, seed=1, always=["streaming/no-done"])
@@ -610,6 +612,7 @@ ALWAYS = [
 ]
 
 
+@pytest.mark.e2e
 def test_sampled_mutants_are_all_killed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from harness.cli import main
 

@@ -209,6 +209,7 @@ def test_not_applicable_and_unrecorded_variants() -> None:
 # --- shards -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_shards_partition_the_mutants() -> None:
     mutants = list(load_catalog().mutants)
     slices = [shard_of(mutants, i, 4) for i in range(1, 5)]
@@ -228,6 +229,7 @@ def _matrix(results: tuple[MutantResult, ...], complete: bool, shard: str | None
     return matrix_json(m)
 
 
+@pytest.mark.e2e
 def test_merge_of_shard_documents_equals_the_whole() -> None:
     catalog = load_catalog()
     mutants = [m for m in catalog.mutants if "ezat" in m.profiles]
@@ -289,6 +291,7 @@ def _run(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.e2e
 def test_pooled_run_equals_one_mutant_at_a_time_and_shards_merge_to_it(tmp_path: Path) -> None:
     from harness.cli import main
 
@@ -364,6 +367,7 @@ def test_a_mutants_run_declares_the_embedded_gateway_as_certify_does(profile: st
     assert base_features(other) == frozenset(BASE_FEATURES)  # another gateway declares only what it is told
 
 
+@pytest.mark.e2e
 def test_the_lyrouter_baseline_has_no_failing_rule_variant(tmp_path: Path) -> None:
     """Before the shared declaration, `mutants --profile lyrouter` started the gateway without its workspace
     Default Model features, and 11 rule variants failed with no mutant at all."""

@@ -105,6 +105,7 @@ def live_gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield url, key
 
 
+@pytest.mark.e2e
 def test_a_live_run_cut_by_the_budget_is_partial_and_keeps_the_not_runnable_reasons(
     pytester: pytest.Pytester, live_gateway: tuple[str, str]
 ) -> None:
@@ -134,6 +135,7 @@ def test_a_live_run_cut_by_the_budget_is_partial_and_keeps_the_not_runnable_reas
     assert "live coverage (rule variants): what each live result judged" in stdout
 
 
+@pytest.mark.e2e
 def test_certify_live_says_what_each_result_judged_everywhere(
     tmp_path: Path, live_gateway: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -181,6 +183,7 @@ def live_form_of(rule: Any) -> LiveForm:
     return live_form(rule, {"stream": False}, scripted_answers(rule))
 
 
+@pytest.mark.e2e
 def test_prompt_caching_is_observable_live(pytester: pytest.Pytester, live_gateway: tuple[str, str]) -> None:
     """Over the simulator (which caches only above 1,024 tokens): the second call reads the cache."""
     url, key = live_gateway

@@ -127,6 +127,7 @@ def test_without_gateway_url_the_plugin_collects_nothing(pytester: pytest.Pytest
     assert "ezat/test" not in result.stdout.str()
 
 
+@pytest.mark.e2e
 def test_correct_gateway_passes_and_report_validates(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:
@@ -161,6 +162,7 @@ def test_correct_gateway_passes_and_report_validates(
     ],
     ids=["finish-reason-leak", "no-done", "refused-field-dropped", "529-passed-on"],
 )
+@pytest.mark.e2e
 def test_broken_gateway_fails_the_rule_that_catches_it(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, bug: str, failing: str, evidence: str
 ) -> None:
@@ -180,6 +182,7 @@ def test_broken_gateway_fails_the_rule_that_catches_it(
     assert KEY not in stdout  # the gateway key never appears in evidence
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("bug", ["hang", "garbage", "cut"])
 def test_hanging_or_garbage_gateway_fails_within_the_timeout(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, bug: str
@@ -217,6 +220,7 @@ def _run_live(pytester: pytest.Pytester, gateway: str, *extra: str) -> pytest.Ru
     )
 
 
+@pytest.mark.e2e
 def test_live_mode_judges_each_expectation_it_can_observe(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:
@@ -246,6 +250,7 @@ def test_live_mode_judges_each_expectation_it_can_observe(
     assert calls["anthropic"] == 4
 
 
+@pytest.mark.e2e
 def test_live_mode_never_contacts_the_replay_upstream(pytester: pytest.Pytester, rules_dir: Path) -> None:
     """Even when one is given (--replay-url), a live run registers no case there and fetches nothing from it."""
     with (
@@ -317,6 +322,7 @@ def _every_other_call_fails() -> Starlette:
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
 def test_a_rule_that_passes_some_repeats_is_flaky(pytester: pytest.Pytester, strict: bool) -> None:
     pytester.makefile(".yaml", rules=FLAKY_RULES)
@@ -349,6 +355,7 @@ def test_a_rule_that_passes_some_repeats_is_flaky(pytester: pytest.Pytester, str
         assert result.ret == 0
 
 
+@pytest.mark.e2e
 def test_max_requests_stops_the_live_run_there(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", rules=FLAKY_RULES)
     report = pytester.path / "r.json"
@@ -369,12 +376,14 @@ def test_max_requests_stops_the_live_run_there(pytester: pytest.Pytester) -> Non
     assert sent == 2  # the skipped rule sent nothing
 
 
+@pytest.mark.e2e
 def test_rule_glob_selects(pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer) -> None:
     with serve(make_gateway(replay.url)) as gateway:
         result = _run(pytester, gateway, replay, "--rule", "ezat/test/refuse-*")
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.e2e
 def test_malformed_rule_file_is_bad_configuration_not_a_traceback(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:
@@ -431,6 +440,7 @@ def _expect(
     return result, json.loads(report.read_text())
 
 
+@pytest.mark.e2e
 def test_expected_failure_is_xfail_and_the_run_passes(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:
@@ -446,6 +456,7 @@ def test_expected_failure_is_xfail_and_the_run_passes(
     assert "ezat/test/text[stream=false] XFAIL" in result.stdout.str()
 
 
+@pytest.mark.e2e
 def test_expected_failure_that_passes_is_xpass_and_fails_the_run(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:
@@ -464,6 +475,7 @@ def test_expected_failure_that_passes_is_xpass_and_fails_the_run(
     ],
     ids=["expired", "unmatched"],
 )
+@pytest.mark.e2e
 def test_a_rotten_expectations_file_fails_the_run(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, change: tuple[str, str], problem: str
 ) -> None:
@@ -484,6 +496,7 @@ def test_bad_expectations_file_is_a_usage_error(
     assert "expectations/0/outcome" in result.stderr.str()
 
 
+@pytest.mark.e2e
 def test_write_expectations_drafts_one_entry_per_failure(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer
 ) -> None:

@@ -395,6 +395,7 @@ def test_a_base_url_that_could_carry_a_key_is_refused(
     assert "--base-url must" in captured.err and "Fake0000" not in captured.err + captured.out
 
 
+@pytest.mark.e2e
 def test_gemini_uses_the_google_api_key_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,6 +53,7 @@ def _reads_answer(rule: object, recorded: set[str]) -> bool:
     return bool(keys & READS_ANSWER)
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

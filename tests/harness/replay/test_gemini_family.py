@@ -83,6 +83,7 @@ def test_tool_call_parts_reach_the_sdk(rc: ReplayClient, client: genai.Client) -
     assert calls and calls[0].name and isinstance(calls[0].args, dict)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("status", "code"), [(429, "RESOURCE_EXHAUSTED"), (503, "UNAVAILABLE")])
 def test_injected_status_is_a_gemini_error(
     rc: ReplayClient, client: genai.Client, status: int, code: str

@@ -657,6 +657,7 @@ def test_serve_upstream_help_explains_loopback(capsys: pytest.CaptureFixture[str
     assert "--allow-non-loopback" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_serve_upstream_runs_until_ctrl_c(http: httpx.Client) -> None:
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}

@@ -415,6 +415,7 @@ def replay() -> Iterator[ReplayServer]:
         yield server
 
 
+@pytest.mark.e2e
 def test_junit_xml_carries_rule_properties(pytester: pytest.Pytester, replay: ReplayServer) -> None:
     pytester.makefile(".yaml", rules=RULE)
     junit = pytester.path / "junit.xml"

@@ -40,6 +40,7 @@ def _assert_names_every_problem(text: str) -> None:
     assert "key 'upstream_call': unknown key (did you mean 'upstream_calls'?)" in text
 
 
+@pytest.mark.e2e
 def test_the_plugin_exits_3_naming_every_problem_of_every_file(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -54,6 +55,7 @@ def test_the_plugin_exits_3_naming_every_problem_of_every_file(
     assert not report.exists()
 
 
+@pytest.mark.e2e
 def test_certify_with_specs_dir_exits_3_and_writes_no_report(tmp_path: Path) -> None:
     """As a user runs it: a subprocess; nothing answers at the URL, the catalog is refused before that."""
     root = _broken_catalog(tmp_path)
@@ -79,6 +81,7 @@ def test_certify_with_specs_dir_exits_3_and_writes_no_report(tmp_path: Path) -> 
     ],
     ids=["certify-bundled", "matrix", "mutants", "fuzz"],
 )
+@pytest.mark.e2e
 def test_every_command_refuses_a_bundled_catalog_that_does_not_load(
     argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,6 +95,7 @@ def test_every_command_refuses_a_bundled_catalog_that_does_not_load(
     assert not out.exists() or not any(out.rglob("*"))
 
 
+@pytest.mark.e2e
 def test_collection_errors_are_counted_even_when_other_files_collected(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -117,6 +121,7 @@ def test_collection_errors_are_counted_even_when_other_files_collected(
 # --- issue 20 item 2: a wrong base path --------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_certify_the_reference_gateway_without_its_base_path_exits_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -155,6 +160,7 @@ def test_the_failure_pattern_names_the_base_path_for_an_unknown_path_envelope() 
 # --- issue 20 item 7: the docs ship beside their profiles -------------------------------------------
 
 
+@pytest.mark.e2e
 def test_lint_specs_and_drift_need_nothing_outside_a_fresh_clone(tmp_path: Path) -> None:
     """A copy of specs/ with no `shared/` anywhere near it: lint-specs exits 0, drift reads the shipped doc."""
     specs = tmp_path / "clone" / "specs"

@@ -109,6 +109,7 @@ def test_new_profile_then_lint(tmp_path: Path, doc: Path, capsys: pytest.Capture
     assert main(["new-profile", "acme", "--doc", str(doc), "--specs-dir", str(specs)]) == EXIT_CONFIG
 
 
+@pytest.mark.e2e
 def test_certify_a_scaffolded_profile_from_specs_dir(
     tmp_path: Path, doc: Path, replay: ReplayServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -62,6 +62,7 @@ def test_the_collection_root_is_the_deepest_root_that_holds_the_file(tmp_path: P
     assert collection_root(file, [file]) == file
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("folder", ["coverage", "docs", "schema"])
 def test_a_checkout_under_a_skipped_folder_name_still_has_every_rule(tmp_path: Path, folder: str) -> None:
     copy = tmp_path / folder / "checkout" / "specs"
@@ -118,6 +119,7 @@ def _collect(pytester: pytest.Pytester, gateway: str, replay_url: str, *args: st
     )  # fmt: skip
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("folder", ["coverage", "docs"])
 def test_the_plugin_collects_every_rule_of_a_checkout_under_such_a_folder(
     pytester: pytest.Pytester, replay: ReplayServer, folder: str
@@ -132,6 +134,7 @@ def test_the_plugin_collects_every_rule_of_a_checkout_under_such_a_folder(
     assert len(collected) == 5, result.stdout.str()  # text x2 variants, refuse-n, overloaded, needs-slow
 
 
+@pytest.mark.e2e
 def test_the_plugin_collects_the_whole_catalog_of_specs_under_a_coverage_folder(
     pytester: pytest.Pytester, replay: ReplayServer
 ) -> None:

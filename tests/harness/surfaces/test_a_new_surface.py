@@ -100,6 +100,7 @@ def _certify(specs: Path, gateway: str, replay: ReplayServer, out: Path) -> tupl
     return code, [(json.dumps(r["variant"]), r["outcome"]) for r in document["results"]]
 
 
+@pytest.mark.e2e
 def test_a_surface_of_a_tests_own_is_certified_end_to_end(
     tmp_path: Path, specs: Path, replay: ReplayServer
 ) -> None:
@@ -109,6 +110,7 @@ def test_a_surface_of_a_tests_own_is_certified_end_to_end(
     assert code == EXIT_OK
 
 
+@pytest.mark.e2e
 def test_its_own_grammar_check_fails_a_broken_gateway(
     tmp_path: Path, specs: Path, replay: ReplayServer
 ) -> None:

@@ -223,6 +223,7 @@ def post(url: str, key: str, body: dict[str, Any] = BODY) -> httpx.Response:
     )
 
 
+@pytest.mark.e2e
 def test_sqlite_replay_after_a_gateway_restart(
     families_server: tuple[FakeFamilies, ServerThread], families: FakeFamilies, tmp_path: Path
 ) -> None:
@@ -264,6 +265,7 @@ def test_redis_shared_by_two_gateway_processes(
     assert len({r.content for r in answers}) == 1
 
 
+@pytest.mark.e2e
 def test_twenty_concurrent_requests_one_key_one_upstream_call(
     families_server: tuple[FakeFamilies, ServerThread], families: FakeFamilies, tmp_path: Path
 ) -> None:

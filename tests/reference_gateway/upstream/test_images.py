@@ -281,6 +281,7 @@ def test_downloads_are_sniffed(image_server: ServerThread, kind: str, media_type
     ],
     ids=["404", "not-an-image", "too-big", "redirect-loop", "timeout"],
 )
+@pytest.mark.e2e
 def test_download_failures(
     image_server: ServerThread, path: str, limits: ImageLimits | None, reason: str
 ) -> None:

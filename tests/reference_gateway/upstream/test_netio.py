@@ -160,6 +160,7 @@ def test_refused_connect(make: Make) -> None:
     run(body)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("make", TRANSPORTS)
 def test_read_timeout(make: Make) -> None:
     def silent(conn: socket.socket, _data: bytes) -> None:
@@ -173,6 +174,7 @@ def test_read_timeout(make: Make) -> None:
     run(body)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("make", TRANSPORTS)
 def test_read_timeout_between_chunks(make: Make) -> None:
     def stalls(conn: socket.socket, _data: bytes) -> None:
@@ -226,6 +228,7 @@ def test_a_connection_that_ends_early(
     run(body)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("make", TRANSPORTS)
 def test_bytes_that_arrived_before_the_end_are_read_before_the_error(make: Make) -> None:
     """The client reads only after the data and the end have both arrived (a loaded gateway): the data first,
@@ -252,6 +255,7 @@ def test_bytes_that_arrived_before_the_end_are_read_before_the_error(make: Make)
     run(body)
 
 
+@pytest.mark.e2e
 def test_a_connection_is_kept_alive_and_one_left_early_is_closed() -> None:
     import uvicorn
 
@@ -302,6 +306,7 @@ def test_a_connection_is_kept_alive_and_one_left_early_is_closed() -> None:
 @pytest.mark.skipif(
     shutil.which("openssl") is None, reason="needs the openssl command for a test certificate"
 )
+@pytest.mark.e2e
 @pytest.mark.parametrize("make", TRANSPORTS)
 def test_https(make: Make, tmp_path: Path) -> None:
     """Answers and streams over https, and a certificate that fails verification is a ConnectError."""

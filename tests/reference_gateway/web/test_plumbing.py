@@ -92,6 +92,7 @@ def test_events_read_together_go_out_in_one_write() -> None:
     assert opened.left
 
 
+@pytest.mark.e2e
 def test_a_quiet_upstream_gets_pings_and_a_cut_stream_an_error() -> None:
     writes, opened = _serve(_events([1, 2], pause_before=1, pause=0.3), ping_interval=0.05)
     assert writes[:2] == [b"held\n\n", b'data: {"n":1}\n\n']
