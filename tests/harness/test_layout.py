@@ -1,7 +1,9 @@
-"""The layout's rules (DESIGN.md "Dependency rules"), checked on the source: no import cycle inside harness/,
-counting every import (module level, inside functions, under TYPE_CHECKING: a lazy import that hides a cycle
-is still a cycle in the design); harness and reference_gateway never import each other; only the pytest glue
-(harness/plugin/) imports pytest; no module over 600 lines; every exception class drawn in errors.py's tree."""
+"""The layout's rules (docs/design.md, "Dependency rules"), checked on the source: no import cycle between
+modules nor between folders (each first-level sub-package one node) of harness/ and reference_gateway/, counting
+every import (module level, inside functions, under TYPE_CHECKING: a lazy import that hides a cycle is still a
+cycle in the design); harness and reference_gateway never import each other; only the pytest glue
+(harness/plugin/) imports pytest; no module over 600 lines; every exception class defined in errors.py, in its
+tree."""
 
 from __future__ import annotations
 
@@ -114,6 +116,55 @@ def test_no_import_cycle_counting_every_import(package: str) -> None:
     assert _cycles(_graph(package)) == []
 
 
+def _folder(name: str, package: str, files: dict[str, Path]) -> str:
+    """The folder node of a module: its first-level sub-package under `package`, or the module itself when it
+    sits directly in the package (as ../shared/tools/import_cycles.py --folders counts)."""
+    parts = name.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and files[name].name == "__init__.py"):
+        return ".".join(parts[:2])
+    return name
+
+
+def folder_graph(package: str) -> dict[str, set[str]]:
+    files = _modules(package)
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        node = _folder(name, package, files)
+        graph.setdefault(node, set())
+        for dep in _deps(name, path, files):
+            other = _folder(dep, package, files)
+            if other != node:
+                graph[node].add(other)
+    return graph
+
+
+@pytest.mark.parametrize("package", ["harness", "reference_gateway"])
+def test_no_import_cycle_between_folders(package: str) -> None:
+    """Each first-level sub-package is one node: harness.clients -> harness.orchestrate -> harness.clients is a
+    cycle of the design even when no two modules import each other."""
+    assert _cycles(folder_graph(package)) == []
+
+
+def test_the_folder_cycle_finder_sees_a_cycle_through_two_folders(tmp_path: Path) -> None:
+    files = {
+        "pkg.a": tmp_path / "a" / "__init__.py",
+        "pkg.a.x": tmp_path / "a" / "x.py",
+        "pkg.b.y": tmp_path / "b" / "y.py",
+    }
+    for path in files.values():
+        path.parent.mkdir(exist_ok=True)
+    files["pkg.a"].write_text("")
+    files["pkg.a.x"].write_text("def f():\n    from pkg.b import y\n")
+    files["pkg.b.y"].write_text("from pkg.a import x\n")
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        node = _folder(name, "pkg", files)
+        graph.setdefault(node, set()).update(
+            _folder(d, "pkg", files) for d in _deps(name, path, files) if _folder(d, "pkg", files) != node
+        )
+    assert _cycles(graph) == [["pkg.a", "pkg.b"]]
+
+
 def test_the_cycle_finder_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
     """The counter itself: a cycle closed only by a function-level or TYPE_CHECKING import is found."""
     files = {"pkg.a": tmp_path / "a.py", "pkg.b": tmp_path / "b.py", "pkg.c": tmp_path / "c.py"}
@@ -150,7 +201,7 @@ def test_the_plugin_entry_point_imports_nothing_heavy() -> None:
     assert {i.rsplit(".", 1)[0] if i not in allowed else i for i in harness_imports} <= allowed
 
 
-@pytest.mark.parametrize("package", ["harness"])
+@pytest.mark.parametrize("package", ["harness", "reference_gateway"])
 def test_no_module_over_600_lines(package: str) -> None:
     long = {
         str(path.relative_to(ROOT)): n
@@ -191,6 +242,8 @@ def test_every_exception_class_is_in_the_errors_tree() -> None:
     drawn = set(re.findall(r"^ {4}[│├└─ ]*([A-Z]\w+)", errors.__doc__ or "", re.M))
     classes = _exception_classes()
     assert set(classes) <= drawn, sorted(set(classes) - drawn)
+    elsewhere = {cls: module for cls, module in classes.items() if module != "harness.errors"}
+    assert elsewhere == {}, f"exception classes defined outside harness/errors.py: {elsewhere}"
     for cls, module in classes.items():
         obj = getattr(importlib.import_module(module), cls)
         if cls not in errors.NOT_HARNESS_ERRORS:
