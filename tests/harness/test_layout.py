@@ -118,7 +118,7 @@ def test_no_import_cycle_counting_every_import(package: str) -> None:
 
 def _folder(name: str, package: str, files: dict[str, Path]) -> str:
     """The folder node of a module: its first-level sub-package under `package`, or the module itself when it
-    sits directly in the package (as ../shared/tools/import_cycles.py --folders counts)."""
+    sits directly in the package (every first-level sub-package one node)."""
     parts = name.split(".")
     if len(parts) > 2 or (len(parts) == 2 and files[name].name == "__init__.py"):
         return ".".join(parts[:2])
@@ -248,3 +248,38 @@ def test_every_exception_class_is_in_the_errors_tree() -> None:
         obj = getattr(importlib.import_module(module), cls)
         if cls not in errors.NOT_HARNESS_ERRORS:
             assert issubclass(obj, errors.HarnessError), f"{module}.{cls} is not a HarnessError"
+
+
+def _design_rows(section: str) -> list[list[str]]:
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    part = text[text.index(section) :]
+    part = part[: part.index("\n\n", part.index("|---"))]
+    return [
+        re.findall(r"`([a-z_/.]+?)/?`", line.split("|")[1])
+        for line in part.splitlines()
+        if line.startswith("| `")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("package", "section", "order"),
+    [
+        ("harness", "### harness/, bottom up", 1),
+        ("reference_gateway", "### reference_gateway/, top down", -1),
+    ],
+)
+def test_the_design_docs_layout_is_the_tree(package: str, section: str, order: int) -> None:
+    """docs/design.md's layout table names every folder and module of the package, each only once, and each
+    imports only the ones below it there (the table's order is the import order)."""
+    level: dict[str, int] = {}
+    for i, names in enumerate(_design_rows(section)):
+        for name in names:
+            node = f"{package}.{name.removesuffix('.py')}"
+            assert node not in level, f"{node} is in two rows"
+            level[node] = i * order
+    graph = folder_graph(package)
+    nodes = {n for n in graph if n != package and not n.endswith("__main__")}
+    assert nodes - set(level) == set(), "not in docs/design.md"
+    assert set(level) - nodes == set(), "in docs/design.md but not in the tree"
+    upward = sorted((a, b) for a in nodes for b in graph[a] if b in level and level[b] > level[a])
+    assert upward == []

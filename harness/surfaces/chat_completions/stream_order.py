@@ -1,7 +1,7 @@
 """Stream checks: the chat-completions SSE state machine (`stream_order`; parity is in parity.py).
 
 The state machine is specs/README.md "Stream order"; each step catches bugs from
-shared/docs/real-gateway-bugs.md §1-2 (content in the finish chunk, `finish_reason: ""`, repeated
+docs/real-gateway-bugs.md §1-2 (content in the finish chunk, `finish_reason: ""`, repeated
 role, 1-based or shared tool indexes, ids on every fragment, usage on every chunk, no `[DONE]`, ...).
 """
 
