@@ -24,6 +24,8 @@ from harness.clients.scenarios import ScenarioCatalog, load_scenarios
 from harness.clients.table import markdown_table, text_table, verdicts
 from harness.errors import ConfigError
 from harness.outcomes import EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
+from harness.spec.model import Profile
+from harness.surfaces import surface
 
 
 def _pick(
@@ -42,6 +44,12 @@ def _pick(
     if not scenarios:
         raise ConfigError(f"--scenario {' '.join(args.scenario)}: no such scenario")
     return chosen, ScenarioCatalog(scenarios=scenarios, profiles=catalog.profiles)
+
+
+def speaking(drivers: Sequence[Driver], profile: Profile) -> list[Driver]:
+    """The clients that speak the profile's surface (harness/surfaces/: each surface names its libraries)."""
+    known = surface(profile.surface).clients
+    return [d for d in drivers if d.id in known]
 
 
 def _rerun(args: argparse.Namespace, profile: str) -> str:
@@ -131,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 p = loaded[profiles[0]]
                 target = ClientTarget(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
                                 args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
-                documents.append(run_profile(target, drivers, catalog))
+                documents.append(run_profile(target, speaking(drivers, p), catalog))
         else:
             key = "gc-" + secrets.token_hex(16)
             with orchestrate.replay_upstream() as replay_url:
@@ -141,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                     with orchestrate.reference_gateway(name, replay_url, key, log) as url:
                         target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, models[name],
                                         "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
-                        documents.append(run_profile(target, drivers, catalog))
+                        documents.append(run_profile(target, speaking(drivers, p), catalog))
     if expectations is not None:
         documents = [_expected(d, expectations) for d in documents]
     _write(report_dir, documents)

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import FuzzConfigError
 from harness.fuzz.tap import UpstreamTap
 from harness.outcomes import KEY_ENV
+from harness.surfaces.base import Surface
 
 
 @dataclass
@@ -144,7 +146,7 @@ def fuzz_profile(
     style = style_for(profile)
     models = list(models) or _models(profile)
     gen = _generator(profile, models)
-    url = gateway_url.rstrip("/") + "/chat/completions"
+    url = gateway_url.rstrip("/") + "/" + _surface(profile).endpoint
     figures = Figures()
     started = time.time()
     deadline = time.monotonic() + seconds if seconds is not None else None
@@ -217,3 +219,15 @@ def _health(
     if response.status_code != 200:
         return f"GET /models answered {response.status_code} after the run"
     return None
+
+
+def _surface(profile: str) -> Surface:
+    """The profile's inbound surface; fuzz generates its bodies from the surface's request schema, so a surface
+    without one cannot be fuzzed (the invariants judge its error envelope too)."""
+    from harness.spec import load_profile
+    from harness.surfaces import surface
+
+    found = surface(load_profile(profile).surface)
+    if found.fuzz_request_schema is None:
+        raise FuzzConfigError(f"profile {profile}: fuzz has no request schema for the {found.title} surface")
+    return found
