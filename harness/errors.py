@@ -172,6 +172,9 @@ class CassetteError(HarnessError):
 class DeriveError(CassetteError, ValueError):
     """The stream cannot be assembled into an answer (it is not the family's stream, or it is cut short)."""
 
+    def __init__(self, problem: str, file: str | Path = "the recorded stream") -> None:
+        super().__init__(file, problem)
+
 
 class ProviderError(HarnessError):
     """The provider refused or failed one request (HTTP status, its error type) or could not be reached."""

@@ -138,8 +138,7 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
     body = spec["body"]
     if isinstance(body, Mapping) and variant:
         body = surface.apply_variant(body, variant)
-    auto_marker = spec.get("marker", "auto") == "auto" and marker is not None
-    if auto_marker and not _contains_marker_placeholder(body):
+    if spec.get("marker", "auto") == "auto" and marker is not None and not _contains_marker_placeholder(body):
         body = surface.insert_marker(body, marker)
     body = _substitute(body, replace)
     encoded = pad_body(body, spec["pad_to_bytes"], surface) if "pad_to_bytes" in spec else encode(body)

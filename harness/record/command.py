@@ -30,6 +30,7 @@ import yaml
 from vcr.serializers import yamlserializer
 
 from harness import paths
+from harness.cassette.bodies import parse_json_body
 from harness.cassette.document import (
     ACCOUNT_HEADERS,
     CREDENTIAL_HEADERS,
@@ -43,7 +44,6 @@ from harness.cassette.document import (
     has_secret_text,
     load_cassette,
     load_named,
-    parse_json_body,
     redact_text,
     scrub,
     scrub_headers,
@@ -51,11 +51,12 @@ from harness.cassette.document import (
     write_cassette,
 )
 from harness.cassette.scenario import Scenario, parse_scenario, with_nonce
+from harness.cassette.summary import summarize
 from harness.errors import CassetteError, ConfigError, DeriveError, ProviderError
 from harness.families import EndpointKind, endpoint_kind
 from harness.outcomes import EXIT_FAILURES, EXIT_OK
 from harness.record.derive import derive_nonstream, nonstream_request
-from harness.record.diff import diff_cassettes, fault_reason, summarize
+from harness.record.diff import diff_cassettes, fault_reason
 from harness.record.providers import PROVIDERS, Provider
 from harness.record.scenario_check import describe_recording, problems
 

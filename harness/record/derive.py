@@ -23,7 +23,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness import sse
-from harness.cassette.document import Interaction, RecordedRequest, RecordedResponse, parse_json_body
+from harness.cassette.bodies import parse_json_body
+from harness.cassette.document import Interaction, RecordedRequest, RecordedResponse
 from harness.errors import DeriveError
 from harness.families import EndpointKind
 

@@ -172,6 +172,7 @@ def sse_events(
         )
     ]
     for index, b in enumerate(blocks):
+        start: dict[str, Any]
         if b["type"] == "text":
             start = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in b["pieces"]]
@@ -256,7 +257,13 @@ def ok_headers(name: str, i: int, *, sse: bool) -> dict[str, list[str]]:
 
 
 def ok_interactions(
-    name: str, prompt: str, blocks, stop_reason, u, req_extra=None, **extra
+    name: str,
+    prompt: str,
+    blocks: list[dict[str, Any]],
+    stop_reason: str,
+    u: dict[str, Any],
+    req_extra: dict[str, Any] | None = None,
+    **extra: Any,
 ) -> list[dict[str, Any]]:
     body = dumps(message(name, blocks, stop_reason, u, **extra))
     stream = "".join(sse_events(name, blocks, stop_reason, u, **extra))

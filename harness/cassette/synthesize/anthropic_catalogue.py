@@ -3,6 +3,7 @@ and usage, built with the wire helpers of anthropic.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.cassette.synthesize.anthropic import (
@@ -27,7 +28,16 @@ from harness.cassette.synthesize.common import Synthesized
 def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
     c: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
 
-    def ok(name, description, source, prompt, blocks_fn, stop, u, **extra):
+    def ok(
+        name: str,
+        description: str,
+        source: str,
+        prompt: str,
+        blocks_fn: Callable[[str], list[dict[str, Any]]],
+        stop: str,
+        u: dict[str, Any],
+        **extra: Any,
+    ) -> None:
         blocks = blocks_fn(name)
         c[name] = (description, source, ok_interactions(name, prompt, blocks, stop, u, **extra))
 

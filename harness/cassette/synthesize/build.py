@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness import paths
 from harness.cassette.document import cassette_from_dict, cassette_text, cassette_to_dict
@@ -24,7 +25,7 @@ def synthesized() -> list[Synthesized]:
 def texts(folder: Path) -> Iterator[tuple[Path, str]]:
     """Each cassette's path under `folder` and its text, validated as `load_cassette` would read it."""
     for c in synthesized():
-        data = {"metadata": c.metadata, "interactions": c.interactions}
+        data: dict[str, Any] = {"metadata": c.metadata, "interactions": c.interactions}
         if c.name in SCENARIOS:
             data["scenario"] = SCENARIOS[c.name]
         data["version"] = 1

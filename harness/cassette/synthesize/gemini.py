@@ -164,7 +164,12 @@ def headers(*, sse_: bool) -> dict[str, list[str]]:
 
 
 def ok_interactions(
-    name: str, prompt: str, parts: list[dict[str, Any]], finish: str, u: dict[str, int], req_extra=None
+    name: str,
+    prompt: str,
+    parts: list[dict[str, Any]],
+    finish: str,
+    u: dict[str, int],
+    req_extra: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     return [
         {

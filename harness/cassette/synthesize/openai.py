@@ -424,7 +424,7 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
             inter,
         )
 
-    errors = [
+    errors: list[tuple[str, int, dict[str, Any], dict[str, Any]]] = [
         (
             "error-400",
             400,

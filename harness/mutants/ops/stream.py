@@ -183,13 +183,18 @@ def _usage_without_include(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     return [ev]
 
 
+def _remember_head(st: OpState, ev: SseEvent) -> None:
+    """Keep a content chunk's id, object, created and model: the chunk an op writes later carries them."""
+    doc = ev.json()
+    if isinstance(doc, dict) and doc.get("choices"):
+        st.memo["head"] = {k: doc[k] for k in ("id", "object", "created", "model") if k in doc}
+
+
 def _usage_after_error(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """A usage chunk beside a mid-stream error event: after it, or (`before: true`) just before it."""
     if ev is None:
         return []
-    doc = ev.json()
-    if isinstance(doc, dict) and doc.get("choices"):
-        st.memo["head"] = {k: doc[k] for k in ("id", "object", "created", "model") if k in doc}
+    _remember_head(st, ev)
     if kind_of(ev) == "error":
         usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         chunk = SseEvent.of_data({**st.memo.get("head", {}), "choices": [], "usage": usage})
@@ -300,9 +305,7 @@ def _error_to_stop(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """A mid-stream error is swallowed and replaced by a synthetic `stop` (litellm#40578)."""
     if ev is None:
         return []
-    doc = ev.json()
-    if isinstance(doc, dict) and doc.get("choices"):
-        st.memo["head"] = {k: doc[k] for k in ("id", "object", "created", "model") if k in doc}
+    _remember_head(st, ev)
     if kind_of(ev) == "error":
         chunk = {
             **st.memo.get("head", {}),

@@ -28,6 +28,14 @@ def _served(check: str, exchange: Exchange) -> tuple[reading.GatewayAnswer | Non
     return gateway, None
 
 
+def _served_message(check: str, exchange: Exchange) -> tuple[dict[str, Any], Violation | None]:
+    """The first choice's message of a served answer, or the violation that there is none to judge."""
+    gateway, problem = _served(check, exchange)
+    if problem or gateway is None:
+        return {}, problem
+    return reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message")), None
+
+
 def check_live_usage(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     """`expected`: usage paths (`prompt_tokens`, `prompt_tokens_details.cached_tokens`) that must be non-negative
     integers; `total_tokens`, when present with both parts, must be their sum."""
@@ -81,11 +89,10 @@ def _tool_schemas(exchange: Exchange) -> dict[str, Any]:
 def check_live_tool_arguments(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     """Every tool call names a tool of the request, and its arguments are a JSON object valid against that
     tool's `parameters`. `expected`: true, or `{name: N}` — a call must name tool N."""
-    gateway, problem = _served("live_tool_arguments", exchange)
-    if problem or gateway is None:
-        yield problem  # type: ignore[misc]
+    message, problem = _served_message("live_tool_arguments", exchange)
+    if problem:
+        yield problem
         return
-    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     raw_calls = message.get("tool_calls")
     calls: list[Any] = [reading.as_object(c) for c in raw_calls] if isinstance(raw_calls, list) else []
     schemas = _tool_schemas(exchange)
@@ -131,13 +138,12 @@ def check_live_tool_arguments(expected: Any, exchange: Exchange) -> Iterator[Vio
 
 def check_live_response_format(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     """The text answer of a request with `response_format` json_schema (json_object) is JSON valid against it."""
-    gateway, problem = _served("live_response_format", exchange)
-    if problem or gateway is None:
-        yield problem  # type: ignore[misc]
+    message, problem = _served_message("live_response_format", exchange)
+    if problem:
+        yield problem
         return
     body = exchange.request.json if isinstance(exchange.request.json, Mapping) else {}
     fmt = reading.as_object(body.get("response_format"))
-    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     content = message.get("content")
     parsed = reading.parse_json(content) if isinstance(content, str) else reading.Parsed(False, None)
     if not parsed.ok:
@@ -167,11 +173,10 @@ def check_live_response_format(expected: Any, exchange: Exchange) -> Iterator[Vi
 
 def check_live_text(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     """The answer's text (assembled for a stream) is a string; non-empty unless it carries tool calls."""
-    gateway, problem = _served("live_text", exchange)
-    if problem or gateway is None:
-        yield problem  # type: ignore[misc]
+    message, problem = _served_message("live_text", exchange)
+    if problem:
+        yield problem
         return
-    message = reading.as_object(reading.as_object(chat.first_choice(gateway.document)).get("message"))
     content = message.get("content")
     if message.get("tool_calls"):
         return
