@@ -116,7 +116,12 @@ class References:
                 ) from None
             if attr in ("id", "name", "arguments"):
                 return getattr(tool, attr)
-            raise RefError(f"${{{ref}}}: a tool use has id, name and arguments")
+            if attr == "input":  # the arguments as the JSON value they spell (a Messages tool_use's `input`)
+                try:
+                    return json.loads(tool.arguments)
+                except ValueError:
+                    raise RefError(f"${{{ref}}}: the tool use's arguments are not JSON") from None
+            raise RefError(f"${{{ref}}}: a tool use has id, name, arguments and input")
         raise RefError(f"${{{ref}}}: unknown answer field")
 
 

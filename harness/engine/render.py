@@ -118,6 +118,8 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
         "accept-encoding": "identity",
         "user-agent": f"gateway-conformance/{__version__}",
     }
+    surface = surfaces.surface(target.surface)
+    headers.update(surface.request_headers)
     if target.gateway_key:
         headers["authorization"] = f"Bearer {target.gateway_key}"
     for name, value in (spec.get("headers") or {}).items():
@@ -126,7 +128,6 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
         else:
             headers[name.lower()] = replace(value)
     method = spec.get("method", "POST")
-    surface = surfaces.surface(target.surface)
     url = gateway_url_for(target.gateway_url, spec.get("path", surface.endpoint))
     if "raw_body" in spec:
         raw = replace(spec["raw_body"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 # The reference gateway profiles a catalog is judged on (default: the catalog's own name). The first one is
 # the gateway a kill matrix (`mutants --profile openai`) mutates.
-GATEWAYS: dict[str, tuple[str, ...]] = {"openai": ("ezat", "lyrouter", "relay")}
+GATEWAYS: dict[str, tuple[str, ...]] = {"openai": ("ezat", "lyrouter", "relay"), "anthropic": ("ezat",)}
 
 # The extended features of profile `openai` each reference gateway claims (specs/openai/profile.yaml).
 _COMMON = ("stream-usage", "tools", "structured-outputs", "vision", "models-endpoint")
@@ -34,6 +34,10 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # Relay over Gemini: no n, no logprobs; parallel_tool_calls has no Gemini equivalent (ignored), so
     # `parallel_tool_calls: false` is not honoured; Gemini reports no cache writes, reasoning is not carried.
     ("relay", "openai"): (*_COMMON, "prompt-cache-usage"),
+    # EZAT's /v1/messages passes Anthropic models through unchanged (reference_gateway/inbound/messages.py), so
+    # everything the Anthropic upstream does is the client's: tools, thinking and caching included. LYRouter and
+    # Relay do not bridge Messages to their OpenAI-compatible and Gemini channels yet, so they are not judged.
+    ("ezat", "anthropic"): ("pass-through", "tools", "thinking", "prompt-caching"),
 }
 
 

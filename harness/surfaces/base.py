@@ -46,6 +46,8 @@ class Surface:
     insert_marker: Callable[[Any, str], Any]
     grow_text: Callable[[Any, str], Any]  # (body, token) -> a copy with " token" appended to the user's text
     apply_variant: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+    # Headers every request of this surface carries, as its SDKs send them (a rule may override or remove one).
+    request_headers: Mapping[str, str] = field(default_factory=dict)
     # Check kinds whose meaning is this surface's own; the rest are the harness's generic ones.
     checks: Mapping[str, Check] = field(default_factory=dict)
     # The generic answer check every 2xx answer gets, unless the rule names its own schema or error.

@@ -8,8 +8,12 @@ from typing import Protocol
 from starlette.requests import Request
 from starlette.responses import Response
 
+from reference_gateway.services import Services
+
 
 class Flow(Protocol):
+    services: Services  # what the flow serves with; an inbound adapter that bypasses the flow uses it too
+
     async def start(self) -> None: ...
 
     async def aclose(self) -> None: ...

@@ -5,13 +5,15 @@ profile's base paths.
 
     base.py              what an inbound adapter is to the app
     chat_completions.py  OpenAI Chat Completions (`POST {base}/chat/completions`): the flows' own vocabulary
+    messages.py          Anthropic Messages (`POST {base}/messages`): passed through to Anthropic channels
 """
 
 from __future__ import annotations
 
 from reference_gateway.inbound.base import InboundAdapter
 from reference_gateway.inbound.chat_completions import ChatCompletions
+from reference_gateway.inbound.messages import Messages
 
-INBOUND: tuple[InboundAdapter, ...] = (ChatCompletions(),)
+INBOUND: tuple[InboundAdapter, ...] = (ChatCompletions(), Messages())
 
 __all__ = ["INBOUND", "InboundAdapter"]

@@ -254,6 +254,49 @@ class Upstream:
         finally:
             await response.aclose()
 
+    # ------------------------------------------------------------------------------------ pass-through
+
+    @asynccontextmanager
+    async def passthrough(
+        self, endpoint: Endpoint, content: bytes, *, query: str, request_id: str, stream: bool
+    ) -> AsyncIterator[httpx.Response]:
+        """One call whose body is the client's bytes, sent as they came, and whose answer, of any status, is
+        the caller's to pass on (read for a non-stream, open for a stream). Raises `GatewayError` only when
+        there is no answer (unreachable, timed out)."""
+        headers = {**endpoint.headers, "x-gateway-request-id": request_id}
+        family = self._settings.family_urls.get(endpoint.family)
+        url = (family.rstrip("/") + endpoint.path if family else endpoint.path) + (
+            f"?{query}" if query else ""
+        )
+        merged = self._client.headers.copy()
+        merged.update(headers)
+        if stream:
+            limits = httpx.Timeout(self._settings.stream_idle_timeout, connect=self._settings.connect_timeout)
+        else:
+            limits = self._client.timeout
+        request = httpx.Request(
+            "POST",
+            self._client.build_request("POST", url).url,
+            content=content,
+            headers=merged,
+            extensions={"timeout": limits.as_dict()},
+        )
+        try:
+            if stream:
+                response = await self._roundtrip(request, stream=True)
+            else:
+                response = await _within(
+                    self._settings.request_timeout, self._roundtrip(request, stream=False)
+                )
+        except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+            raise self._timed_out(timeout(self._settings.request_timeout)) from exc
+        except httpx.HTTPError as exc:
+            raise self._unreachable() from exc
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
 
 async def _within(limit: float, call: Awaitable[T]) -> T:
     """`asyncio.wait_for(call, limit)`: the same TimeoutError, without a task per call where Python has

@@ -1,0 +1,55 @@
+"""Anthropic's error envelope (docs/wire-reference.md §1.8; Anthropic API reference, "Errors"): where an answer's
+error is (the body, or a stream's `event: error`) and its shape, `{"type": "error", "error": {"type": str,
+"message": str}}`; `request_id` beside `error` is allowed (the API adds it). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.exchange import Exchange
+from harness.surfaces import reading
+from harness.surfaces.messages import reading as messages
+from harness.values import short
+from harness.violation import Violation
+
+SHAPE = {"type": "error", "error": {"type": "…", "message": "…"}}
+
+
+def error_document(exchange: Exchange) -> tuple[Any, str] | Violation:
+    if reading.is_stream(exchange.response):
+        view = reading.stream_view(exchange.response.raw)
+        errors = messages.error_payloads(view)
+        if not errors:
+            return Violation(
+                "error", "stream", "an `event: error` event", None, "the stream carries no error event"
+            )
+        return errors[-1].json, f"stream[{errors[-1].event.index}]"
+    parsed = reading.parse_json(exchange.response.raw)
+    if not parsed.ok:
+        return Violation(
+            "error",
+            "$",
+            "an Anthropic error envelope",
+            short(exchange.response.raw),
+            f"body is {parsed.error}",
+        )
+    return parsed.value, "$"
+
+
+def envelope_violations(document: Any, where: str, check: str = "error") -> Iterator[Violation]:
+    if not isinstance(document, dict) or not isinstance(document.get("error"), dict):
+        flat = isinstance(document, dict) and "message" in document
+        yield Violation(check, where, SHAPE, short(document), "not an Anthropic error envelope: no `error` object"
+                        + (" (a flat error body)" if flat else ""))  # fmt: skip
+        return
+    if document.get("type") != "error":
+        openai = "type" not in document and {"param", "code"} & set(document["error"])
+        yield Violation(check, f"{where}.type", "error", short(document.get("type")),
+                        'the envelope\'s top-level `type` is not "error", which the SDKs read to tell an error'
+                        + (" (an OpenAI-shaped error)" if openai else ""))  # fmt: skip
+    error = document["error"]
+    for name in ("type", "message"):
+        if not isinstance(error.get(name), str):
+            yield Violation(check, f"{where}.error.{name}", "a string", short(error.get(name)),
+                            f"error.{name} is not a string")  # fmt: skip

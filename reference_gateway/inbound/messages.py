@@ -1,0 +1,185 @@
+"""Anthropic Messages in (`POST {base}/messages`, docs/wire-reference.md §1; specs/anthropic/contract.md).
+
+A model served by an Anthropic channel is passed through: the client's body goes upstream as its bytes came
+(only `model` is re-spelt when the catalog id differs from the upstream id), with `anthropic-version` and
+`anthropic-beta` as the client sent them and the query (`?beta=true`) kept; the gateway's own key replaces the
+client's. The answer of any status, and every stream event, come back as the provider sent them. The gateway's
+own refusals (no key, a body that is not JSON, an unknown model) are in Anthropic's error envelope.
+
+A model served by another family is not bridged yet: it is refused with a 400 that says so (a Messages client
+never receives an OpenAI-shaped answer).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from reference_gateway.errors import GatewayError
+from reference_gateway.flows.base import Flow
+from reference_gateway.policy.models import Channel
+from reference_gateway.services import Services
+from reference_gateway.upstream.client import Endpoint
+from reference_gateway.web.intake import read_body
+
+# Anthropic's error type per HTTP status (Anthropic API reference, "Errors": HTTP errors).
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+               429: "rate_limit_error", 500: "api_error", 504: "timeout_error", 529: "overloaded_error"}  # fmt: skip
+# Client headers that reach Anthropic as the client sent them (Claude Code's gateway requirements: forward
+# `anthropic-beta` and `anthropic-version`); everything else is the gateway's own.
+FORWARDED = ("anthropic-version", "anthropic-beta")
+# Answer headers passed back to the client.
+ANSWER_HEADERS = ("content-type", "request-id", "retry-after", "anthropic-organization-id")
+_DEFAULT_VERSION = "2023-06-01"
+
+
+class MessagesError(Exception):
+    """A refusal of the gateway's own, answered in Anthropic's envelope."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_response(status: int, message: str) -> Response:
+    kind = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+
+def error_event(status: int, message: str) -> bytes:
+    kind = ERROR_TYPES.get(status, "api_error")
+    data = json.dumps({"type": "error", "error": {"type": kind, "message": message}})
+    return f"event: error\ndata: {data}\n\n".encode()
+
+
+def respell_model(raw: bytes, upstream: str) -> bytes:
+    """The body with its top-level `model` value replaced by `upstream` and every other byte as it came."""
+    text = raw.decode("utf-8")
+    decoder = json.JSONDecoder()
+    i = _skip(text, 0)
+    if text[i : i + 1] != "{":
+        raise ValueError("not an object")
+    i = _skip(text, i + 1)
+    while text[i : i + 1] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = _skip(text, i)
+        if text[i : i + 1] != ":":
+            raise ValueError("expected ':'")
+        start = _skip(text, i + 1)
+        _value, end = decoder.raw_decode(text, start)
+        if key == "model":
+            return (text[:start] + json.dumps(upstream) + text[end:]).encode("utf-8")
+        i = _skip(text, end)
+        if text[i : i + 1] == ",":
+            i = _skip(text, i + 1)
+    return raw
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+class Messages:
+    name = "messages"
+
+    def routes(self, base: str, flow: Flow) -> list[Route]:
+        services = flow.services
+        return [Route(f"{base}/messages", _answered(services, _create), methods=["POST"])]
+
+
+Handler = Callable[[Services, Request], Awaitable[Response]]
+
+
+def _answered(services: Services, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(services, request)
+        except MessagesError as exc:
+            return error_response(exc.status, exc.message)
+        except GatewayError as exc:
+            return error_response(exc.status, exc.message)
+
+    return endpoint
+
+
+async def _create(services: Services, request: Request) -> Response:
+    settings = services.settings
+    services.intake.authenticate(request)
+    raw = await read_body(request, settings.max_body_bytes)
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise MessagesError(400, f"The request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise MessagesError(400, "The request body must be a JSON object.")
+    name = body.get("model")
+    if not isinstance(name, str) or not name:
+        raise MessagesError(400, "model: Field required")
+    model = settings.catalog.get(name)
+    if model is None or not model.channels or not model.enabled:
+        raise MessagesError(404, f"model: {name}")
+    channel = model.channels[0]
+    if channel.protocol != "anthropic":
+        raise MessagesError(400, f"model: {name} is served by a {channel.protocol} channel, which this "
+                            "gateway's Messages endpoint does not bridge")  # fmt: skip
+    content = raw if channel.upstream == name else respell_model(raw, channel.upstream)
+    return await _pass_through(services, request, channel, content, stream=body.get("stream") is True)
+
+
+def _endpoint(services: Services, request: Request, channel: Channel) -> Endpoint:
+    headers = {name: request.headers[name] for name in FORWARDED if name in request.headers}
+    headers.setdefault("anthropic-version", _DEFAULT_VERSION)
+    if services.settings.upstream.api_key:
+        headers["x-api-key"] = services.settings.upstream.api_key
+    return Endpoint("anthropic", channel.base_path.rstrip("/") + "/v1/messages", headers)
+
+
+async def _pass_through(
+    services: Services, request: Request, channel: Channel, content: bytes, *, stream: bool
+) -> Response:
+    endpoint = _endpoint(services, request, channel)
+    request_id: str = request.state.request_id
+    query = request.url.query
+    upstream = services.upstream
+    if not stream:
+        async with upstream.passthrough(
+            endpoint, content, query=query, request_id=request_id, stream=False
+        ) as got:
+            return Response(got.content, status_code=got.status_code, headers=_answer_headers(got.headers))
+    opened = upstream.passthrough(endpoint, content, query=query, request_id=request_id, stream=True)
+    response = await opened.__aenter__()
+    if response.status_code != 200:
+        try:
+            await response.aread()
+            return Response(
+                response.content, status_code=response.status_code, headers=_answer_headers(response.headers)
+            )
+        finally:
+            await opened.__aexit__(None, None, None)
+
+    async def relay() -> AsyncIterator[bytes]:
+        try:
+            async for piece in response.aiter_raw():
+                yield piece
+        except Exception:
+            yield error_event(500, "The upstream provider's stream failed.")
+        finally:
+            await opened.__aexit__(None, None, None)
+
+    headers = {k: v for k, v in _answer_headers(response.headers).items() if k != "content-type"}
+    headers["cache-control"] = "no-cache"
+    return StreamingResponse(relay(), media_type="text/event-stream", headers=headers)
+
+
+def _answer_headers(headers: Any) -> dict[str, str]:
+    return {name: headers[name] for name in ANSWER_HEADERS if name in headers}
