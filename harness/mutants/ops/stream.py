@@ -13,6 +13,7 @@ from typing import Any
 from harness.errors import OpError
 from harness.mutants.ops.edits import Context
 from harness.mutants.ops.events import SseEvent, edit_event, kind_of, selected
+from harness.mutants.ops.paths import holds
 
 #
 # A stream op sees one event at a time and returns the events to send instead (none, the same, more).
@@ -61,6 +62,21 @@ def _event_lines(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     if ev is None or ev.is_comment or ev.data is None:
         return [] if ev is None else [ev]
     return [SseEvent((f"event: {st.params.get('name', 'message')}", *ev.lines))]
+
+
+def _drop_event_names(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """Every `event:` line removed: a Messages stream sent as bare `data:` lines (anthropic-python yields nothing)."""
+    if ev is None:
+        return []
+    return [SseEvent(tuple(ln for ln in ev.lines if not ln.startswith("event:")))]
+
+
+def _drop_where(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """Events whose data meets `where` ({path, equals | …}, harness/mutants/ops/paths.py) are dropped."""
+    if ev is None:
+        return []
+    doc = ev.json()
+    return [] if doc is not None and holds(doc, st.params.get("where") or {}) else [ev]
 
 
 def _ping_to_event(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
@@ -328,6 +344,8 @@ STREAM_OPS: dict[str, StreamFn] = {
     "drop_done_after_error": _drop_done_after_error,
     "add_done_after_error": _add_done_after_error,
     "event_lines": _event_lines,
+    "drop_event_names": _drop_event_names,
+    "drop_where": _drop_where,
     "ping_to_event": _ping_to_event,
     "comment_to_data": _comment_to_data,
     "merge_role": _merge_role,
