@@ -127,3 +127,33 @@ def answer(exchange: Exchange, assemble: Callable[[StreamView], Any], done: str 
     if not parsed.ok:
         return GatewayAnswer(False, None, error=f"body is {parsed.error}")
     return GatewayAnswer(False, parsed.value)
+
+
+def mark_content(message: dict[str, Any], marker: str) -> None:
+    """Put `marker` at the start of a message's text, in place: a string content is prefixed; in a list of parts
+    (Chat Completions) or blocks (Messages), both `{"type": "text", "text": …}`, the first text one is, or a text
+    one is appended (earlier indexes stay as they are); no content becomes the marker."""
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = f"{marker} {content}" if content else marker
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                part["text"] = f"{marker} {part['text']}"
+                break
+        else:
+            content.append({"type": "text", "text": marker})
+    elif content is None:
+        message["content"] = marker
+
+
+def grow_content(message: dict[str, Any], token: str) -> bool:
+    """Append " token" to a message's text (a string content or its first text part), in place; False: no text."""
+    if isinstance(message.get("content"), str):
+        message["content"] += " " + token
+        return True
+    for part in message.get("content") or []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            part["text"] += " " + token
+            return True
+    return False

@@ -7,6 +7,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from harness.surfaces.reading import grow_content, mark_content
+
 
 def insert_marker(body: Any, marker: str) -> Any:
     """Put the marker at the start of the first user message's text (a copy; the input is not changed).
@@ -20,20 +22,8 @@ def insert_marker(body: Any, marker: str) -> Any:
     messages = out["messages"]
     index = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), 0)
     message = messages[index]
-    if not isinstance(message, dict):
-        return out
-    content = message.get("content")
-    if isinstance(content, str):
-        message["content"] = f"{marker} {content}" if content else marker
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-                part["text"] = f"{marker} {part['text']}"
-                break
-        else:
-            content.append({"type": "text", "text": marker})
-    elif content is None:
-        message["content"] = marker
+    if isinstance(message, dict):
+        mark_content(message, marker)
     return out
 
 
@@ -41,14 +31,8 @@ def grow_text(body: Any, token: str) -> Any:
     """A copy of the body with " token" appended to the first user message's text (string or first text part)."""
     out = copy.deepcopy(dict(body))
     for message in out.get("messages", []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            if isinstance(message.get("content"), str):
-                message["content"] += " " + token
-                return out
-            for part in message.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    part["text"] += " " + token
-                    return out
+        if isinstance(message, dict) and message.get("role") == "user" and grow_content(message, token):
+            return out
     raise ValueError("pad_to_bytes needs a user message with text to grow")
 
 

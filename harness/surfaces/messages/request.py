@@ -11,6 +11,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from harness.surfaces.reading import grow_content, mark_content
+
 
 def _first_user(body: dict[str, Any]) -> dict[str, Any] | None:
     messages = body.get("messages")
@@ -26,20 +28,8 @@ def insert_marker(body: Any, marker: str) -> Any:
         return body
     out = copy.deepcopy(dict(body))
     message = _first_user(out)
-    if message is None:
-        return out
-    content = message.get("content")
-    if isinstance(content, str):
-        message["content"] = f"{marker} {content}" if content else marker
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                block["text"] = f"{marker} {block['text']}"
-                break
-        else:
-            content.append({"type": "text", "text": marker})
-    elif content is None:
-        message["content"] = marker
+    if message is not None:
+        mark_content(message, marker)
     return out
 
 
@@ -47,14 +37,8 @@ def grow_text(body: Any, token: str) -> Any:
     """A copy of the body with " token" appended to the first user message's text (string or first text block)."""
     out = copy.deepcopy(dict(body))
     message = _first_user(out)
-    if message is not None:
-        if isinstance(message.get("content"), str):
-            message["content"] += " " + token
-            return out
-        for block in message.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "text":
-                block["text"] += " " + token
-                return out
+    if message is not None and grow_content(message, token):
+        return out
     raise ValueError("pad_to_bytes needs a user message with text to grow")
 
 
