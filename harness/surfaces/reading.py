@@ -14,6 +14,8 @@ from typing import Any
 
 from harness import sse
 from harness.exchange import Exchange, ReceivedResponse
+from harness.values import short
+from harness.violation import Violation, no_response
 
 
 @dataclass(frozen=True)
@@ -157,3 +159,39 @@ def grow_content(message: dict[str, Any], token: str) -> bool:
             part["text"] += " " + token
             return True
     return False
+
+
+def stream_or_violation(check: str, exchange: Exchange, done: str | None = None) -> StreamView | Violation:
+    """The answer's stream for a stream check (`done`: the surface's sentinel), or the violation that there is none:
+    no response at all, or an answer that is not an event stream."""
+    response = exchange.response
+    missing = no_response(check, exchange)
+    if missing and not response.raw:
+        return missing
+    if not is_stream(response):
+        actual = {"status": response.status, "content-type": response.headers.get("content-type"),
+                  "body": short(response.raw, 120)}  # fmt: skip
+        return Violation(
+            check, "response", "an SSE stream (text/event-stream)", actual, "the answer is not a stream"
+        )
+    return stream_view(response.raw, done)
+
+
+def error_document(
+    exchange: Exchange,
+    errors: Callable[[StreamView], list[Payload]],
+    done: str | None,
+    event: str,
+    envelope: str,
+) -> tuple[Any, str] | Violation:
+    """The error document of an answer and where it was found: the stream's last error event (`errors` finds
+    them, `event` names one for a message), or the JSON body (`envelope` names the shape for a message)."""
+    if is_stream(exchange.response):
+        found = errors(stream_view(exchange.response.raw, done))
+        if not found:
+            return Violation("error", "stream", event, None, "the stream carries no error event")
+        return found[-1].json, f"stream[{found[-1].event.index}]"
+    parsed = parse_json(exchange.response.raw)
+    if not parsed.ok:
+        return Violation("error", "$", envelope, short(exchange.response.raw), f"body is {parsed.error}")
+    return parsed.value, "$"

@@ -16,20 +16,9 @@ from harness.violation import Violation
 
 def error_document(exchange: Exchange) -> tuple[Any, str] | Violation:
     """The error document and where it was found: the body, or the stream's `data: {"error": …}` event."""
-    if reading.is_stream(exchange.response):
-        view = reading.stream_view(exchange.response.raw, chat.DONE)
-        errors = chat.error_payloads(view)
-        if not errors:
-            return Violation(
-                "error", "stream", 'a data: {"error": …} event', None, "the stream carries no error event"
-            )
-        return errors[-1].json, f"stream[{errors[-1].event.index}]"
-    parsed = reading.parse_json(exchange.response.raw)
-    if not parsed.ok:
-        return Violation(
-            "error", "$", "an OpenAI error envelope", short(exchange.response.raw), f"body is {parsed.error}"
-        )
-    return parsed.value, "$"
+    return reading.error_document(
+        exchange, chat.error_payloads, chat.DONE, 'a data: {"error": …} event', "an OpenAI error envelope"
+    )
 
 
 def envelope_violations(document: Any, where: str, check: str = "error") -> Iterator[Violation]:

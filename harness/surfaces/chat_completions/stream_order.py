@@ -16,7 +16,7 @@ from harness.exchange import Exchange
 from harness.surfaces import reading
 from harness.surfaces.chat_completions import reading as chat
 from harness.values import ABSENT, json_equal, json_type, short
-from harness.violation import Violation, no_response
+from harness.violation import Violation
 
 DEFAULT_FIRST_DELTA: Mapping[str, Any] = {"role": "assistant", "content": ""}
 _IDENTITY = ("id", "created", "model", "object")
@@ -53,24 +53,11 @@ class _State:
 
 def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     options = expected if isinstance(expected, Mapping) else {}
-    missing = no_response("stream_order", exchange)
-    if missing and not exchange.response.raw:
-        yield missing
+    found = reading.stream_or_violation("stream_order", exchange, chat.DONE)
+    if isinstance(found, Violation):
+        yield found
         return
     response = exchange.response
-    if not reading.is_stream(response):
-        yield Violation(
-            "stream_order",
-            "response",
-            "an SSE stream (text/event-stream)",
-            {
-                "status": response.status,
-                "content-type": response.headers.get("content-type"),
-                "body": short(response.raw, 120),
-            },
-            "the answer is not a stream",
-        )
-        return
     state = _State()
     if reading.content_type(response) != "text/event-stream":
         state.add(
@@ -90,7 +77,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         state.add(
             "stream", "a complete stream", len(response.raw), "the harness stopped reading at its byte cap"
         )
-    view = reading.stream_view(response.raw, chat.DONE)
+    view = found
     for problem in view.decoded.problems:
         where = f"stream[{problem.event}]" if problem.event is not None else f"stream@{problem.offset}"
         state.add(where, "well-formed SSE", problem.kind, f"{problem.message} (byte {problem.offset})")

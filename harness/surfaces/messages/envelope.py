@@ -17,24 +17,10 @@ SHAPE = {"type": "error", "error": {"type": "…", "message": "…"}}
 
 
 def error_document(exchange: Exchange) -> tuple[Any, str] | Violation:
-    if reading.is_stream(exchange.response):
-        view = reading.stream_view(exchange.response.raw)
-        errors = messages.error_payloads(view)
-        if not errors:
-            return Violation(
-                "error", "stream", "an `event: error` event", None, "the stream carries no error event"
-            )
-        return errors[-1].json, f"stream[{errors[-1].event.index}]"
-    parsed = reading.parse_json(exchange.response.raw)
-    if not parsed.ok:
-        return Violation(
-            "error",
-            "$",
-            "an Anthropic error envelope",
-            short(exchange.response.raw),
-            f"body is {parsed.error}",
-        )
-    return parsed.value, "$"
+    """The error document and where it was found: the body, or the stream's `event: error`."""
+    return reading.error_document(
+        exchange, messages.error_payloads, None, "an `event: error` event", "an Anthropic error envelope"
+    )
 
 
 def envelope_violations(document: Any, where: str, check: str = "error") -> Iterator[Violation]:

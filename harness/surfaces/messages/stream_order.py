@@ -23,7 +23,7 @@ from harness.exchange import Exchange
 from harness.surfaces import reading
 from harness.surfaces.messages import reading as messages
 from harness.values import short
-from harness.violation import Violation, no_response
+from harness.violation import Violation
 
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
                 "model_context_window_exceeded")  # fmt: skip
@@ -48,17 +48,12 @@ class _Walk:
 
 def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     options = expected if isinstance(expected, Mapping) else {}
-    missing = no_response("stream_order", exchange)
-    if missing and not exchange.response.raw:
-        yield missing
-        return
-    response = exchange.response
-    if not reading.is_stream(response):
-        yield Violation("stream_order", "$", "an SSE stream", short(response.raw),
-                        "the answer is not an event stream")  # fmt: skip
+    found = reading.stream_or_violation("stream_order", exchange)
+    if isinstance(found, Violation):
+        yield found
         return
     walk = _Walk()
-    for payload in reading.stream_view(response.raw).payloads:
+    for payload in found.payloads:
         _event(walk, payload)
     wants_error = options.get("error") is True
     if wants_error and not walk.error_seen:
