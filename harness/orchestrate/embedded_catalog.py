@@ -14,7 +14,10 @@ from __future__ import annotations
 
 # The reference gateway profiles a catalog is judged on (default: the catalog's own name). The first one is
 # the gateway a kill matrix (`mutants --profile openai`) mutates.
-GATEWAYS: dict[str, tuple[str, ...]] = {"openai": ("ezat", "lyrouter", "relay"), "anthropic": ("ezat",)}
+GATEWAYS: dict[str, tuple[str, ...]] = {
+    "openai": ("ezat", "lyrouter", "relay"),
+    "anthropic": ("ezat", "lyrouter", "relay"),
+}
 
 # The extended features of profile `openai` each reference gateway claims (specs/openai/profile.yaml).
 _COMMON = ("stream-usage", "tools", "structured-outputs", "vision", "models-endpoint")
@@ -35,9 +38,13 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # `parallel_tool_calls: false` is not honoured; Gemini reports no cache writes, reasoning is not carried.
     ("relay", "openai"): (*_COMMON, "prompt-cache-usage"),
     # EZAT's /v1/messages passes Anthropic models through unchanged (reference_gateway/inbound/messages.py), so
-    # everything the Anthropic upstream does is the client's: tools, thinking and caching included. LYRouter and
-    # Relay do not bridge Messages to their OpenAI-compatible and Gemini channels yet, so they are not judged.
+    # everything the Anthropic upstream does is the client's: tools, thinking and caching included.
     ("ezat", "anthropic"): ("pass-through", "tools", "thinking", "prompt-caching"),
+    # LYRouter and Relay bridge /v1/messages to their OpenAI-compatible and Gemini channels through the chat flow
+    # (inbound/bridge.py): tools carry over; thinking signatures and cache breakpoints have no place in the chat
+    # vocabulary, so thinking and prompt-caching are not claimed, nor pass-through.
+    ("lyrouter", "anthropic"): ("tools",),
+    ("relay", "anthropic"): ("tools",),
 }
 
 

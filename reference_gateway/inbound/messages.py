@@ -6,8 +6,9 @@ A model served by an Anthropic channel is passed through: the client's body goes
 client's. The answer of any status, and every stream event, come back as the provider sent them. The gateway's
 own refusals (no key, a body that is not JSON, an unknown model) are in Anthropic's error envelope.
 
-A model served by another family is not bridged yet: it is refused with a 400 that says so (a Messages client
-never receives an OpenAI-shaped answer).
+A model served by another family is bridged through the profile's flow (bridge.py): the request becomes a chat
+body, the flow serves it as it serves any chat request (its channels, fallback, stores), and its completion or
+chunk stream comes back as a Message or Messages events; the flow's errors come back in Anthropic's envelope.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Message
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.base import Flow
+from reference_gateway.inbound import bridge
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
+from reference_gateway.sse import SSEDecoder
 from reference_gateway.upstream.client import Endpoint
 from reference_gateway.web.intake import read_body
 
@@ -48,10 +52,12 @@ class MessagesError(Exception):
         self.message = message
 
 
-def error_response(status: int, message: str) -> Response:
+def error_response(status: int, message: str, headers: Any = None) -> Response:
+    """Anthropic's envelope for `status`; a `retry-after` among `headers` is kept (the SDKs wait on it)."""
     kind = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     body = {"type": "error", "error": {"type": kind, "message": message}}
-    return Response(json.dumps(body), status_code=status, media_type="application/json")
+    kept = {k: headers[k] for k in ("retry-after",) if headers is not None and k in headers}
+    return Response(json.dumps(body), status_code=status, media_type="application/json", headers=kept)
 
 
 def error_event(status: int, message: str) -> bytes:
@@ -93,26 +99,26 @@ class Messages:
     name = "messages"
 
     def routes(self, base: str, flow: Flow) -> list[Route]:
-        services = flow.services
-        return [Route(f"{base}/messages", _answered(services, _create), methods=["POST"])]
+        return [Route(f"{base}/messages", _answered(flow, _create), methods=["POST"])]
 
 
-Handler = Callable[[Services, Request], Awaitable[Response]]
+Handler = Callable[[Flow, Request], Awaitable[Response]]
 
 
-def _answered(services: Services, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def _answered(flow: Flow, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
-            return await handler(services, request)
+            return await handler(flow, request)
         except MessagesError as exc:
             return error_response(exc.status, exc.message)
         except GatewayError as exc:
-            return error_response(exc.status, exc.message)
+            return error_response(exc.status, exc.message, exc.headers)
 
     return endpoint
 
 
-async def _create(services: Services, request: Request) -> Response:
+async def _create(flow: Flow, request: Request) -> Response:
+    services = flow.services
     settings = services.settings
     services.intake.authenticate(request)
     raw = await read_body(request, settings.max_body_bytes)
@@ -130,8 +136,7 @@ async def _create(services: Services, request: Request) -> Response:
         raise MessagesError(404, f"model: {name}")
     channel = model.channels[0]
     if channel.protocol != "anthropic":
-        raise MessagesError(400, f"model: {name} is served by a {channel.protocol} channel, which this "
-                            "gateway's Messages endpoint does not bridge")  # fmt: skip
+        return await _bridged(flow, request, body)
     content = raw if channel.upstream == name else respell_model(raw, channel.upstream)
     return await _pass_through(services, request, channel, content, stream=body.get("stream") is True)
 
@@ -183,3 +188,80 @@ async def _pass_through(
 
 def _answer_headers(headers: Any) -> dict[str, str]:
     return {name: headers[name] for name in ANSWER_HEADERS if name in headers}
+
+
+async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Response:
+    """The request served by the flow as a chat request, the answer turned back into Messages."""
+    chat = json.dumps(bridge.chat_request(body)).encode("utf-8")
+    scope = dict(request.scope)
+    scope["path"] = scope["path"].removesuffix("/messages") + "/chat/completions"
+    headers = [(k, v) for k, v in scope["headers"] if k not in (b"content-length", b"content-type")]
+    scope["headers"] = [
+        *headers,
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(chat)).encode()),
+    ]
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": chat, "more_body": False}
+        return await request.receive()  # the client's own disconnect reaches the flow
+
+    answer = await flow.chat_completions(Request(scope, receive))
+    model = str(body.get("model"))
+    if isinstance(answer, StreamingResponse):
+        return StreamingResponse(
+            _events(answer, model), media_type="text/event-stream", headers={"cache-control": "no-cache"}
+        )
+    raw = bytes(answer.body)
+    document = _json(raw)
+    if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
+        error = document.get("error") if isinstance(document, dict) else None
+        text = error.get("message") if isinstance(error, dict) else raw.decode("utf-8", "replace")
+        return error_response(
+            answer.status_code if answer.status_code >= 400 else 502, str(text), answer.headers
+        )
+    return Response(json.dumps(bridge.message(document, model)), media_type="application/json")
+
+
+async def _events(answer: StreamingResponse, model: str) -> AsyncIterator[bytes]:
+    """The flow's chat SSE bytes in, Messages events out."""
+    translator = bridge.StreamBridge(model)
+    decoder = SSEDecoder()
+    iterator = answer.body_iterator
+    try:
+        async for piece in iterator:
+            data = (
+                piece
+                if isinstance(piece, bytes)
+                else bytes(piece)
+                if isinstance(piece, memoryview)
+                else piece.encode()
+            )
+            out: list[bytes] = []
+            events = decoder.feed(data)
+            if not events and data.lstrip().startswith(b":"):
+                out.append(bridge.event("ping", {}))  # the flow's keep-alive comment, as Messages says it
+            for sse in events:
+                if sse.data.strip() == "[DONE]":
+                    out += translator.end()
+                else:
+                    out += translator.feed(_json(sse.data.encode()))
+            if out:
+                yield b"".join(out)
+        tail = translator.end()
+        if tail:
+            yield b"".join(tail)
+    finally:
+        if hasattr(iterator, "aclose"):
+            await iterator.aclose()
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None

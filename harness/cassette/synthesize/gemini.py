@@ -306,6 +306,27 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
             {"prompt": 2060, "output": 18, "cached": 2048},
         ),
     )
+    c["unicode-text"] = (
+        "Text full of multi-byte UTF-8 (accents, CJK, emoji, a character outside the BMP), finishReason STOP.",
+        ok_interactions(
+            "unicode-text",
+            "Greet me in three languages.",
+            [text("Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞")],  # noqa: RUF001 (deliberate non-ASCII)
+            "STOP",
+            {"prompt": 21, "output": 33},
+        ),
+    )
+    c["text-plus-tool"] = (
+        "A text part (Let me check.), then one functionCall part (get_weather, city Oslo), finishReason STOP.",
+        ok_interactions(
+            "text-plus-tool",
+            "What's the weather in Oslo? Use the tool.",
+            [text("Let me check."), call("get_weather", {"city": "Oslo"})],
+            "STOP",
+            {"prompt": 58, "output": 12},
+            req_extra=TOOLS,
+        ),
+    )
     c["safety"] = (
         "An answer stopped by Gemini's safety filter: one text part, finishReason SAFETY (content_filter).",
         ok_interactions(

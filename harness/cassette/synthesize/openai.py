@@ -336,6 +336,19 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         },
     )
     ok(
+        "unicode-text",
+        "gpt-5.5-2026-09-18",
+        "Text full of multi-byte UTF-8 (accents, CJK, emoji, a character outside the BMP), finish_reason stop: the "
+        "OpenAI-compatible answer to the anthropic/unicode-text prompt.",
+        "wire-reference.md §2.3, §2.5",
+        "Greet me in three languages.",
+        {
+            "content": ["Grüße aus Zürich — ", "こんにちは、世界！", " 🎉🚀 ", "¡Olé! ∑∞≠ 𝄞"],  # noqa: RUF001 (deliberate non-ASCII)
+            "finish": "stop",
+            "usage": usage(21, 33),
+        },
+    )
+    ok(
         "length",
         "gpt-5.5-2026-09-18",
         "Text cut at the output limit: finish_reason length.",

@@ -357,6 +357,12 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         blocks=["text"],
         text_deltas={"equals": 3},
     ),
+    "openai/unicode-text": recordable(
+        gpt(user(UNICODE)),
+        stop_reason="stop",
+        blocks=["text"],
+        text={"matches": "[\u0080-\u07ff].*[\u0800-\uffff].*[\U00010000-\U0010ffff]"},
+    ),
     "openai/text-plus-tool": recordable(
         # Under `auto` a real model often writes a sentence before its call: the scenario asks it to.
         gpt(
@@ -409,6 +415,22 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         gemini("Write a long story about a lighthouse keeper.", generationConfig={"maxOutputTokens": 8}),
         stop_reason="MAX_TOKENS",
         blocks=["text"],
+    ),
+    "gemini/unicode-text": recordable(
+        gemini(UNICODE),
+        stop_reason="STOP",
+        blocks=["text"],
+        text={"matches": "[\u0080-\u07ff].*[\u0800-\uffff].*[\U00010000-\U0010ffff]"},
+    ),
+    "gemini/text-plus-tool": recordable(
+        # As for openai/text-plus-tool: the scenario asks for the sentence a real model often writes first.
+        gemini(
+            "First say in one sentence that you will look it up, then call get_weather for Oslo.",
+            tools=GEMINI_TOOLS,
+        ),
+        stop_reason="STOP",
+        blocks=["text", "functionCall(get_weather)"],
+        tool_arguments={"get_weather": city("Oslo")},
     ),
     "gemini/tool-call": recordable(
         gemini(

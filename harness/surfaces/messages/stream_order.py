@@ -37,6 +37,7 @@ class _Walk:
     stopped: list[int] = field(default_factory=list)
     pieces: dict[int, list[str]] = field(default_factory=dict)
     signed: set[int] = field(default_factory=set)
+    tool_ids: set[str] = field(default_factory=set)
     next_index: int = 0
     delta_seen: bool = False
     stop_seen: bool = False
@@ -182,6 +183,12 @@ def _block_start(walk: _Walk, where: str, data: dict[str, Any]) -> None:
     if _count(index):
         walk.open[index] = block
         walk.next_index = max(walk.next_index, index + 1)
+    if block.get("type") in messages.INPUT_BLOCKS:
+        tool_id = block.get("id")
+        if not isinstance(tool_id, str) or not tool_id or tool_id in walk.tool_ids:
+            walk.add(f"{where}.content_block.id", "a tool use id of its own", tool_id,
+                     "a tool use without an id, or with the id of an earlier one")  # fmt: skip
+        walk.tool_ids.add(str(tool_id))
     if block.get("type") in messages.INPUT_BLOCKS and block.get("input") not in ({}, None):
         walk.add(f"{where}.content_block.input", {}, block.get("input"),
                  "a tool use starts with an empty input and streams it as input_json_delta")  # fmt: skip

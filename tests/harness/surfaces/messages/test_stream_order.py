@@ -84,6 +84,7 @@ BROKEN = {
     "no output usage": (sse(replaced(11, {"type": "message_delta", "delta": {"stop_reason": "end_turn"}})), "no output_tokens"),
     "an event after message_stop": (sse([*TEXT, TEXT[3]]), "after message_stop"),
     "a [DONE] after message_stop": (sse(TEXT) + b"data: [DONE]\n\n", "not a typed JSON object"),
+    "two tool uses with one id": (sse([*TEXT[:11], {**TEXT[6], "index": 2}, {"type": "content_block_stop", "index": 2}, *TEXT[11:]]), "the id of an earlier one"),
     "message_start without an id": (sse([{"type": "message_start", "message": {**START["message"], "id": ""}}, *TEXT[1:]]), "has no id"),
 }  # fmt: skip
 
