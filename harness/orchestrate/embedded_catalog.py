@@ -39,12 +39,21 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("relay", "openai"): (*_COMMON, "prompt-cache-usage"),
     # EZAT's /v1/messages passes Anthropic models through unchanged (reference_gateway/inbound/messages.py), so
     # everything the Anthropic upstream does is the client's: tools, thinking and caching included.
-    ("ezat", "anthropic"): ("pass-through", "tools", "thinking", "prompt-caching"),
+    ("ezat", "anthropic"): (
+        "pass-through",
+        "tools",
+        "parallel-tool-use",
+        "thinking",
+        "prompt-caching",
+        "vision",
+        "models-endpoint",
+    ),
     # LYRouter and Relay bridge /v1/messages to their OpenAI-compatible and Gemini channels through the chat flow
     # (inbound/bridge.py): tools carry over; thinking signatures and cache breakpoints have no place in the chat
     # vocabulary, so thinking and prompt-caching are not claimed, nor pass-through.
-    ("lyrouter", "anthropic"): ("tools",),
-    ("relay", "anthropic"): ("tools",),
+    # Gemini has no switch for parallel calls, so Relay does not claim parallel-tool-use.
+    ("lyrouter", "anthropic"): ("tools", "parallel-tool-use", "vision", "models-endpoint"),
+    ("relay", "anthropic"): ("tools", "vision", "models-endpoint"),
 }
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from starlette.requests import Request
@@ -20,6 +21,10 @@ class Endpoints:
 
     async def list_models(self, request: Request) -> Response:
         self.intake.authenticate(request)
+        if "anthropic-version" in request.headers:
+            # An Anthropic client (the SDKs' models.list, Claude Code's discovery) sends anthropic-version and
+            # reads Anthropic's list: {data: [{type, id, display_name, created_at}], has_more, first_id, last_id}.
+            return self._anthropic_models(request)
         data: list[dict[str, Any]] = [
             {
                 "id": m.id,
@@ -34,6 +39,29 @@ class Endpoints:
             for entry, m in zip(data, self.settings.catalog.models.values(), strict=True):
                 entry["capabilities"] = {"vision": m.vision}
         return JSONResponse({"object": "list", "data": data})
+
+    def _anthropic_models(self, request: Request) -> Response:
+        models = sorted(self.settings.catalog.models.values(), key=lambda m: -m.created)  # newest first
+        ids = [m.id for m in models]
+        after = request.query_params.get("after_id")
+        start = ids.index(after) + 1 if after in ids else 0
+        try:
+            limit = int(request.query_params.get("limit", "20"))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 1000:
+            body = {"type": "error", "error": {"type": "invalid_request_error",
+                                               "message": "limit: must be an integer from 1 to 1000"}}  # fmt: skip
+            return JSONResponse(body, status_code=400)
+        page = models[start : start + limit]
+        data = [
+            {"type": "model", "id": m.id, "display_name": m.id,
+             "created_at": datetime.fromtimestamp(m.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            for m in page
+        ]  # fmt: skip
+        return JSONResponse({"data": data, "has_more": start + limit < len(models),
+                             "first_id": data[0]["id"] if data else None,
+                             "last_id": data[-1]["id"] if data else None})  # fmt: skip
 
     async def model_capabilities(self, _request: Request) -> Response:
         data = [

@@ -64,6 +64,11 @@ def _event_lines(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     return [SseEvent((f"event: {st.params.get('name', 'message')}", *ev.lines))]
 
 
+def _append_done(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """A Chat Completions `data: [DONE]` after the stream's last event (one API's framing on the other's)."""
+    return [SseEvent.of_data("[DONE]")] if ev is None else [ev]
+
+
 def _drop_event_names(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """Every `event:` line removed: a Messages stream sent as bare `data:` lines (anthropic-python yields nothing)."""
     if ev is None:
@@ -344,6 +349,7 @@ STREAM_OPS: dict[str, StreamFn] = {
     "drop_done_after_error": _drop_done_after_error,
     "add_done_after_error": _add_done_after_error,
     "event_lines": _event_lines,
+    "append_done": _append_done,
     "drop_event_names": _drop_event_names,
     "drop_where": _drop_where,
     "ping_to_event": _ping_to_event,
