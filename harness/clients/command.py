@@ -77,12 +77,16 @@ def _headers(given: Sequence[str], replay_url: str) -> dict[str, str]:
     return out
 
 
-def _model(profile: Any, catalog: ScenarioCatalog, model_map: str | None) -> str | None:
+def _model(profile: Any, catalog: ScenarioCatalog, model_map: str | None, embedded: bool) -> str | None:
     from harness.modelmap import load_model_map
+    from harness.orchestrate.embedded import reference_model_map
 
     use = catalog.profiles.get(profile.name)
     if use is None:
         raise ConfigError(f"profile {profile.name}: specs/clients/scenarios.yaml names no model role for it")
+    if embedded and use.gateway and not model_map:
+        # The reference gateway's own map for this catalog (as certify uses it).
+        model_map = reference_model_map(use.gateway, profile.name)
     return load_model_map(model_map, profile).get(use.role)
 
 
@@ -124,12 +128,13 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--expectations {args.expectations}: no such file")
         expectations = load_expectations(Path(args.expectations), profiles[0])
     loaded = {p: load_profile(p, specs_root()) for p in profiles}
-    models = {p: _model(loaded[p], catalog, args.model_map) for p in profiles}
+    models = {p: _model(loaded[p], catalog, args.model_map, not args.gateway_url) for p in profiles}
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     report_dir = Path(args.report_dir or Path("gc-clients") / stamp).resolve()
     documents: list[dict[str, Any]] = []
     if args.mutants:
-        return _bugs(args, loaded[profiles[0]], models[profiles[0]], drivers, catalog, report_dir)
+        p = loaded[profiles[0]]
+        return _bugs(args, p, models[p.name], speaking(drivers, p), catalog, report_dir)
     with orchestrate.fresh_output(report_dir):
         if args.gateway_url:
             key = args.gateway_key or os.environ.get(KEY_ENV) or ""
@@ -146,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
                 for name in profiles:
                     p = loaded[name]
                     log = report_dir / name / "gateway.log"
-                    with orchestrate.reference_gateway(name, replay_url, key, log) as url:
+                    gateway = catalog.profiles[name].gateway or name
+                    with orchestrate.reference_gateway(gateway, replay_url, key, log) as url:
                         target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, models[name],
                                         "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
                         documents.append(run_profile(target, speaking(drivers, p), catalog))
@@ -180,7 +186,7 @@ def _bugs(
     key = "gc-" + secrets.token_hex(16)
     with orchestrate.replay_upstream() as replay_url:
         log = report_dir / p.name / "gateway.log"
-        with mutable_gateway(p.name, replay_url, key, log) as (url, use):
+        with mutable_gateway(catalog.profiles[p.name].gateway or p.name, replay_url, key, log) as (url, use):
             target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, model, "reference gateway + one mutant",
                             _rerun(args, p.name))  # fmt: skip
             found, baseline = catch_bugs(target, use, drivers, catalog, args.mutants)

@@ -54,6 +54,9 @@ class ProfileUse:
 
     role: str
     family: str
+    # The reference gateway profile an embedded run starts for it (a catalog such as `anthropic` is served by a
+    # documented profile, harness/orchestrate/embedded_catalog.py); None: the profile's own name.
+    gateway: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def parse_catalog(data: Any) -> ScenarioCatalog:
     if len(set(ids)) != len(ids):
         raise ScenarioError("scenario ids must be unique")
     profiles = {
-        str(p): ProfileUse(role=str(v["role"]), family=str(v["family"]))
+        str(p): ProfileUse(role=str(v["role"]), family=str(v["family"]), gateway=v.get("gateway"))
         for p, v in (data.get("profiles") or {}).items()
     }
     return ScenarioCatalog(scenarios=scenarios, profiles=profiles)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from harness.clients.drivers import langchain_python, openai_agents, openai_python, pydantic_ai
+from harness.clients.drivers import (
+    anthropic_python,
+    langchain_anthropic,
+    langchain_python,
+    openai_agents,
+    openai_python,
+    pydantic_ai,
+)
 from harness.clients.drivers.base import PythonDriver
 
 PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
@@ -10,4 +17,6 @@ PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
     langchain_python.DRIVER,
     openai_agents.DRIVER,
     pydantic_ai.DRIVER,
+    anthropic_python.DRIVER,
+    langchain_anthropic.DRIVER,
 )

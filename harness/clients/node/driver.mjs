@@ -222,11 +222,67 @@ async function classifyLangchainJs(e) {
   return errorOf(e, "other", null);
 }
 
+// ---------------------------------------------------------------------------------------------- anthropic-node
+// @anthropic-ai/sdk through a gateway's /v1/messages: the SDK takes the host part of the gateway URL (…/v1) and
+// adds /v1 itself.
+async function anthropicNode(job) {
+  const { default: Anthropic } = await import("@anthropic-ai/sdk");
+  const baseURL = job.base_url.replace(/\/+$/, "").replace(/\/v1$/, "");
+  const client = new Anthropic({ baseURL, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS, defaultHeaders: job.headers });
+  const messages = [{ role: "user", content: job.prompt }];
+  const tools = job.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  const base = { model: job.model, max_tokens: 1024, messages, ...(tools.length ? { tools } : {}) };
+  const text = (m) => { const t = m.content.filter((b) => b.type === "text").map((b) => b.text); return t.length ? t.join("") : null; };
+  const calls = (m) => m.content.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, arguments: b.input }));
+  const usage = (m) => {
+    const u = m.usage, prompt = u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    return { prompt_tokens: prompt, completion_tokens: u.output_tokens, total_tokens: prompt + u.output_tokens };
+  };
+  switch (job.scenario) {
+    case "text": {
+      const { data, response } = await client.messages.create(base).withResponse();
+      return { text: text(data), usage: usage(data), notes: [`withResponse: HTTP ${response.status}`] };
+    }
+    case "tool-round-trip": {
+      const first = await client.messages.create(base);
+      const results = calls(first).map((c) => ({ type: "tool_result", tool_use_id: c.id, content: job.tool_result }));
+      const convo = [...messages, { role: "assistant", content: first.content }, { role: "user", content: results }];
+      const second = await client.messages.create({ ...base, messages: convo });
+      return { text: text(second), tool_calls: calls(first) };
+    }
+    case "structured-output": {
+      const { jsonSchemaOutputFormat } = await import("@anthropic-ai/sdk/helpers/json-schema");
+      const done = await client.messages.parse({ ...base, output_config: { format: jsonSchemaOutputFormat(objectSchema(job.object.fields)) } });
+      return { parsed: done.parsed_output ?? null, notes: ["messages.parse"] };
+    }
+    default: {
+      if (job.stream) {
+        const stream = client.messages.stream(base);
+        for await (const _ of stream);
+        const final = await stream.finalMessage();
+        return { text: text(final), tool_calls: calls(final), usage: usage(final), notes: ["messages.stream"] };
+      }
+      const done = await client.messages.create(base);
+      return { text: text(done), tool_calls: calls(done) };
+    }
+  }
+}
+
+async function classifyAnthropic(e) {
+  const { default: Anthropic } = await import("@anthropic-ai/sdk");
+  if (e instanceof Anthropic.RateLimitError) return errorOf(e, "rate_limit", e.status);
+  if (e instanceof Anthropic.AuthenticationError) return errorOf(e, "authentication", e.status);
+  if (e instanceof Anthropic.APIConnectionError) return errorOf(e, "connection", null);
+  if (e instanceof Anthropic.APIError) return errorOf(e, "api_error", e.status);
+  return errorOf(e, "other", null);
+}
+
 // ----------------------------------------------------------------------------------------------
 const CLIENTS = {
   "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
   "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
+  "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
 };
 
 const input = JSON.parse(readFileSync(0, "utf8"));

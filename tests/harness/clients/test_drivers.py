@@ -4,7 +4,6 @@ fails — so each driver reports what its library really returned."""
 
 from __future__ import annotations
 
-import importlib.util
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,13 +109,27 @@ def test_a_real_bug_fails_the_scenario_it_breaks(
     assert failing["exchange"]["upstream"], "a failure carries the exchange"
 
 
-def test_a_missing_library_is_a_skip_with_the_install_line() -> None:
-    from harness.clients.drivers.base import PythonDriver, classify_openai
+# The same for the clients of the Messages surface (profile anthropic; ezat passes /v1/messages through). Not every
+# library trips on every bug: langchain-anthropic accumulates blocks by index and does not notice 1-based ones.
+MESSAGES_BUGS = [
+    (
+        "anthropic-python",
+        "anthropic/stream/events-unnamed",
+        "stream-text",
+    ),  # unnamed events are skipped: no text
+    ("langchain-anthropic", "anthropic/stream/events-unnamed", "stream-text"),
+    ("anthropic-python", "anthropic/stream/one-based-indexes", "parallel-tools-stream"),
+    ("anthropic-python", "anthropic/stream/error-swallowed", "mid-stream-error"),
+    ("langchain-anthropic", "anthropic/stream/error-swallowed", "mid-stream-error"),
+    ("anthropic-python", "anthropic/usage/input-includes-cache", "stream-usage"),
+]
 
-    ghost = PythonDriver(
-        id="ghost", packages=("gc-no-such-dist",), module="gc_no_such_module", scenario=lambda j: None,  # type: ignore[arg-type,return-value]
-        classify=classify_openai,
-    )  # fmt: skip
-    assert "pip install -e '.[clients]'" in (ghost.missing() or "")
-    assert ghost.versions() == {"gc-no-such-dist": "not installed"}
-    assert importlib.util.find_spec("gc_no_such_module") is None
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("client", "mutant", "scenario"), MESSAGES_BUGS, ids=[f"{b[0]}-{b[1]}" for b in MESSAGES_BUGS]
+)
+def test_a_real_messages_bug_fails_the_scenario_it_breaks(
+    client: str, mutant: str, scenario: str, gateway: tuple[ClientTarget, Any]
+) -> None:
+    test_a_real_bug_fails_the_scenario_it_breaks(client, mutant, scenario, gateway)
