@@ -4,6 +4,7 @@ fails — so each driver reports what its library really returned."""
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,3 +134,15 @@ def test_a_real_messages_bug_fails_the_scenario_it_breaks(
     client: str, mutant: str, scenario: str, gateway: tuple[ClientTarget, Any]
 ) -> None:
     test_a_real_bug_fails_the_scenario_it_breaks(client, mutant, scenario, gateway)
+
+
+def test_a_missing_library_is_a_skip_with_the_install_line() -> None:
+    from harness.clients.drivers.base import PythonDriver, classify_openai
+
+    ghost = PythonDriver(
+        id="ghost", packages=("gc-no-such-dist",), module="gc_no_such_module", scenario=lambda j: None,  # type: ignore[arg-type,return-value]
+        classify=classify_openai,
+    )  # fmt: skip
+    assert "pip install -e '.[clients]'" in (ghost.missing() or "")
+    assert ghost.versions() == {"gc-no-such-dist": "not installed"}
+    assert importlib.util.find_spec("gc_no_such_module") is None
