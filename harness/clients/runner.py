@@ -101,6 +101,8 @@ def run_client(
             )
         elif why_not:
             results[s.id] = _result(target, driver.id, s, "SKIP", reason=why_not)
+        elif (cannot := getattr(driver, "cannot", lambda _s: None)(s.id)) is not None:
+            results[s.id] = _result(target, driver.id, s, "NOT_APPLICABLE", reason=f"{driver.id}: {cannot}")
         else:
             runnable.append(s)
     jobs, markers = [], []

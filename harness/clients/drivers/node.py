@@ -21,7 +21,7 @@ from typing import Any
 from harness.clients.observation import Job, Observation, observation_from_json
 from harness.errors import HarnessFailure
 
-NODE_CLIENTS: tuple[str, ...] = ("openai-node", "ai-sdk", "langchain-js", "anthropic-node")
+NODE_CLIENTS: tuple[str, ...] = ("openai-node", "ai-sdk", "langchain-js", "anthropic-node", "claude-code")
 SOURCE = Path(__file__).resolve().parent.parent / "node"
 SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
 PACKAGES = {
@@ -29,6 +29,22 @@ PACKAGES = {
     "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
     "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
     "anthropic-node": ("@anthropic-ai/sdk",),
+    "claude-code": ("@anthropic-ai/claude-code",),
+}
+# Scenarios a client cannot be asked to do, with why (the runner marks them NOT_APPLICABLE for that client).
+_OWN_TOOLS = (
+    "Claude Code's tools are its own (Bash, Read, …): an application cannot declare function tools to it"
+)
+CANNOT: dict[str, dict[str, str]] = {
+    "claude-code": {
+        "tool-round-trip": _OWN_TOOLS,
+        "parallel-tools-stream": _OWN_TOOLS,
+        "structured-output": "claude -p has no structured-output request (its answer is the model's text)",
+        # Seen with 2.1.332: after the stream's error event it sends the request again (CLAUDE_CODE_MAX_RETRIES=0
+        # notwithstanding) and reports that second answer's error, so the scenario's one scripted answer is not
+        # what it ends on.
+        "mid-stream-error": "claude -p re-sends a request whose stream failed mid-way; the scenario scripts one answer",
+    },
 }
 RUN_TIMEOUT = 300.0
 
@@ -94,6 +110,10 @@ class NodeDriver:
 
     def missing(self) -> str | None:
         return node_missing()
+
+    def cannot(self, scenario: str) -> str | None:
+        """Why this client cannot be asked to do `scenario`, or None."""
+        return CANNOT.get(self.id, {}).get(scenario)
 
     def run_all(self, jobs: Sequence[Job]) -> list[Observation]:
         where = ensure_installed()

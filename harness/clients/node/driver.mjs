@@ -277,12 +277,55 @@ async function classifyAnthropic(e) {
   return errorOf(e, "other", null);
 }
 
+// ---------------------------------------------------------------------------------------------- claude-code
+// Claude Code headless (`claude -p`), its base URL pointed at the gateway (ANTHROPIC_BASE_URL is the host part,
+// as for the SDKs), non-essential traffic and the updater off, a HOME of its own: one inference request per
+// prompt, posted to /v1/messages?beta=true with Claude Code's anthropic-beta list. Its tools are its own, so the
+// scenarios that declare function tools or structured output are not its (harness/clients/drivers/node.py).
+async function claudeCode(job) {
+  const { spawnSync } = await import("node:child_process");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const home = mkdtempSync(join(tmpdir(), "gc-claude-"));
+  const bin = new URL("./node_modules/.bin/claude", import.meta.url).pathname;
+  const env = {
+    PATH: process.env.PATH, HOME: home,
+    ANTHROPIC_BASE_URL: job.base_url.replace(/\/+$/, "").replace(/\/v1$/, ""), ANTHROPIC_API_KEY: job.key,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_MAX_RETRIES: String(job.retries ?? 0),
+    ...(Object.keys(job.headers).length ? { ANTHROPIC_CUSTOM_HEADERS: Object.entries(job.headers).map(([k, v]) => `${k}: ${v}`).join("\n") } : {}),
+  };
+  const format = job.stream ? ["--output-format", "stream-json", "--verbose"] : ["--output-format", "json"];
+  try {
+    const run = spawnSync(bin, ["-p", job.prompt, "--model", job.model, ...format], { env, encoding: "utf8", timeout: TIMEOUT_MS * 3 });
+    const lines = (run.stdout ?? "").trim().split("\n").filter(Boolean);
+    const result = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter((o) => o?.type === "result").pop();
+    if (!result) throw Object.assign(new Error(`claude exited ${run.status} without a result: ${(run.stderr || run.stdout || "").slice(-300)}`), { cc: true });
+    if (result.is_error) {
+      const status = result.api_error_status ?? null;
+      return { error: errorOf({ constructor: { name: "ClaudeCodeResult" }, message: String(result.result ?? result.subtype) }, status === null ? "api_error" : kindOfStatus(status), status) };
+    }
+    const u = result.usage ?? {};
+    const prompt = (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    return { text: result.result ?? null, usage: { prompt_tokens: prompt, completion_tokens: u.output_tokens ?? 0, total_tokens: prompt + (u.output_tokens ?? 0) },
+             notes: [`claude -p ${job.stream ? "stream-json" : "json"}: ${result.subtype}`] };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function classifyClaudeCode(e) {
+  return errorOf(e, "other", null);
+}
+
 // ----------------------------------------------------------------------------------------------
 const CLIENTS = {
   "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
   "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
+  "claude-code": { run: claudeCode, classify: classifyClaudeCode, packages: ["@anthropic-ai/claude-code"] },
 };
 
 const input = JSON.parse(readFileSync(0, "utf8"));

@@ -43,6 +43,6 @@ SURFACE = Surface(
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_tokens",),
-    clients=("anthropic-python", "langchain-anthropic", "anthropic-node"),
+    clients=("anthropic-python", "langchain-anthropic", "anthropic-node", "claude-code"),
     fuzz_request_schema="anthropic.messages.request",
 )

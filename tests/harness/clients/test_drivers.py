@@ -72,12 +72,17 @@ def test_every_scenario_passes_through_the_reference_gateway(
     target, use = gateway
     use(None)
     document = run_profile(target, [_runnable(client)], CATALOG)
+    # A scenario the client cannot be asked to do (claude-code declares no function tools) is NOT_APPLICABLE with
+    # the client's own reason; everything else passes.
+    cannot = getattr(DRIVERS[client], "cannot", lambda _s: None)
     failed = {
         r["rule_id"]: r["violations"] or r.get("reason")
         for r in document["results"]
         if r["outcome"] != "PASS"
+        and not (r["outcome"] == "NOT_APPLICABLE" and cannot(r["rule_id"].split("/", 2)[2]) is not None)
     }
     assert not failed
+    assert any(r["outcome"] == "PASS" for r in document["results"])
     assert document["clients"][client]["versions"]
 
 
