@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.orchestrate.child import Run, run_pytest  # noqa: E402
-from harness.orchestrate.embedded import embedded_args, embedded_features, reference_gateway  # noqa: E402
+from harness.orchestrate.embedded import embedded, reference_gateway  # noqa: E402
+from harness.orchestrate.embedded_catalog import gateways_for  # noqa: E402
 from harness.simulator.app import SimulatorServer  # noqa: E402
 
 
@@ -78,18 +79,21 @@ def main() -> int:
     key = "gc-" + secrets.token_hex(8)
     with SimulatorServer(seed=1) as sim:
         for profile in profiles:
-            out = args.out / profile
-            with reference_gateway(profile, sim.url, key, out / "gateway.log") as url:
-                run = Run(
-                    profile=profile,
-                    gateway_url=url,
-                    description="reference gateway over the simulator",
-                    replay_url=None,
-                    features=embedded_features(profile),
-                    upstream="live",
-                )
-                document = run_pytest(run, out, key, [*embedded_args(profile), *args.extra])
-            table(document)
+            for gateway in gateways_for(profile):  # a catalog such as openai or anthropic: each gateway serving it
+                setup = embedded(profile, gateway)
+                out = args.out / (profile if gateway == profile else f"{profile}-{gateway}")
+                with reference_gateway(gateway, sim.url, key, out / "gateway.log") as url:
+                    run = Run(
+                        profile=profile,
+                        gateway_url=url,
+                        description=f"reference gateway ({gateway}) over the simulator",
+                        replay_url=None,
+                        features=setup.features,
+                        upstream="live",
+                        model_map=setup.model_map,
+                    )
+                    document = run_pytest(run, out, key, [*setup.plugin_args(), *args.extra])
+                table(document)
     return 0
 
 

@@ -150,12 +150,17 @@ def _ref_schema(text: str) -> dict[str, Any]:
         return {"type": "integer", "minimum": 0}
     if ref in ("answer.text", "answer.thinking"):
         return {"type": ["string", "null"]}  # an honest answer that only calls tools has no text
+    if ref.startswith("answer.tool_uses.") and ref.endswith(".input"):
+        return {"type": "object"}  # a Messages tool_use input: the model's own, an object
     return {"type": "string"}
 
 
 def _arguments_path(path: str) -> bool:
-    """Tool-call arguments are the model's to choose: their exact text is scripted, their validity is not."""
-    return path.endswith(".arguments") and "tool_calls" in path
+    """Tool-call arguments (a Messages tool_use's input) are the model's to choose: their exact text is scripted,
+    their validity is not."""
+    return (path.endswith(".arguments") and "tool_calls" in path) or (
+        path.endswith(".input") and "tool_use" in path
+    )
 
 
 def _scripted(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:

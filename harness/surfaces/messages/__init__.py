@@ -8,6 +8,7 @@ envelope, and the check kinds whose meaning is its own.
     stream_order.py  `stream_order`: the event grammar
     finish.py        `finish_reason`: the stop reason
     shape.py         `shape`: the SDK's shape of every served answer (implicit)
+    live.py          the live forms of expectations about the scripted answer
 
 The base URL is the same as for the other surfaces (`…/v1`): an Anthropic SDK or Claude Code takes the host
 part (`ANTHROPIC_BASE_URL=http://host:port`) and posts to `/v1/messages` under it.
@@ -16,7 +17,7 @@ part (`ANTHROPIC_BASE_URL=http://host:port`) and posts to `/v1/messages` under i
 from __future__ import annotations
 
 from harness.surfaces.base import Surface
-from harness.surfaces.messages import envelope, finish, reading, request, shape, stream_order
+from harness.surfaces.messages import envelope, finish, live, reading, request, shape, stream_order
 
 SURFACE = Surface(
     name="messages",
@@ -40,6 +41,7 @@ SURFACE = Surface(
         "stream_order": stream_order.check_stream_order,
         "finish_reason": finish.check_stop_reason,
         "shape": shape.check_shape,
+        **live.LIVE_CHECKS,
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_tokens",),
