@@ -79,7 +79,8 @@ def main() -> int:
     key = "gc-" + secrets.token_hex(8)
     with SimulatorServer(seed=1) as sim:
         for profile in profiles:
-            for gateway in gateways_for(profile):  # a catalog such as openai or anthropic: each gateway serving it
+            # A catalog such as openai or anthropic: each reference gateway that serves it.
+            for gateway in gateways_for(profile):
                 setup = embedded(profile, gateway)
                 out = args.out / (profile if gateway == profile else f"{profile}-{gateway}")
                 with reference_gateway(gateway, sim.url, key, out / "gateway.log") as url:

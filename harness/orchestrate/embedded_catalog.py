@@ -40,6 +40,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # EZAT's /v1/messages passes Anthropic models through unchanged (reference_gateway/inbound/messages.py), so
     # everything the Anthropic upstream does is the client's: tools, thinking and caching included.
     ("ezat", "anthropic"): (
+        "gateway-keys",
         "pass-through",
         "tools",
         "parallel-tool-use",
@@ -52,8 +53,8 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # (inbound/bridge.py): tools carry over; thinking signatures and cache breakpoints have no place in the chat
     # vocabulary, so thinking and prompt-caching are not claimed, nor pass-through.
     # Gemini has no switch for parallel calls, so Relay does not claim parallel-tool-use.
-    ("lyrouter", "anthropic"): ("tools", "parallel-tool-use", "vision", "models-endpoint"),
-    ("relay", "anthropic"): ("tools", "vision", "models-endpoint"),
+    ("lyrouter", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
+    ("relay", "anthropic"): ("gateway-keys", "tools", "vision", "models-endpoint"),
 }
 
 
