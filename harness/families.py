@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-EndpointKind = Literal["anthropic.messages", "openai.chat", "gemini.generate"]
+EndpointKind = Literal["anthropic.messages", "anthropic.count_tokens", "openai.chat", "gemini.generate"]
 
 
 def endpoint_kind(path: str) -> EndpointKind | None:
     p = path.split("?", 1)[0].rstrip("/")
+    if p.endswith("/messages/count_tokens"):
+        return "anthropic.count_tokens"
     if p.endswith("/messages"):
         return "anthropic.messages"
     if p.endswith("/chat/completions"):

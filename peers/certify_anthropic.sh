@@ -26,7 +26,7 @@ for peer in "${@:-litellm portkey}"; do
       litellm)
         [ -x "$PEERS/litellm/bin/litellm" ] || PEER_VENV="$PEERS/litellm" bash "$here/litellm/install.sh"
         PEER_VENV="$PEERS/litellm" UP_URL=http://127.0.0.1:9100 PROXY_PORT=4000 STATE="$PEERS/litellm-state" bash "$here/litellm/run_peer.sh" start
-        run litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test --feature gateway-keys --feature tools \
+        run litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test --feature gateway-keys --feature count-tokens --feature tools \
           --feature parallel-tool-use --feature thinking --feature prompt-caching --feature vision --feature models-endpoint
         STATE="$PEERS/litellm-state" PEER_VENV="$PEERS/litellm" bash "$here/litellm/run_peer.sh" stop ;;
       portkey)

@@ -42,6 +42,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("ezat", "anthropic"): (
         "gateway-keys",
         "pass-through",
+        "count-tokens",
         "tools",
         "parallel-tool-use",
         "thinking",

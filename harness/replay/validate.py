@@ -76,6 +76,8 @@ def refusal(kind: str | None, body: Any) -> str | None:
         return None  # the body schema checks and the gateway's own framing are judged elsewhere
     if kind == "anthropic.messages":
         return next(anthropic_problems(body), None)
+    if kind == "anthropic.count_tokens":
+        return next(anthropic_count_problems(body), None)
     if kind == "openai.chat":
         return next(openai_problems(body), None)
     if kind == "gemini.generate":
@@ -91,6 +93,16 @@ def _range(body: Mapping[str, Any], name: str, low: float, high: float) -> Itera
     value = body.get(name)
     if value is not None and (not _number(value) or not low <= value <= high):
         yield f"{name}: {value!r} is outside [{low:g}, {high:g}]"
+
+
+def anthropic_count_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    """POST /v1/messages/count_tokens: a Messages body without `max_tokens` (Anthropic API reference, Count
+    tokens: model, messages, and optionally system, tools, thinking, tool_choice)."""
+    if not isinstance(body.get("model"), str) or not body.get("model"):
+        yield "model: Field required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        yield "messages: Field required (at least one message)"
 
 
 def anthropic_problems(body: Mapping[str, Any]) -> Iterator[str]:

@@ -99,7 +99,10 @@ class Messages:
     name = "messages"
 
     def routes(self, base: str, flow: Flow) -> list[Route]:
-        return [Route(f"{base}/messages", _answered(flow, _create), methods=["POST"])]
+        return [
+            Route(f"{base}/messages", _answered(flow, _create), methods=["POST"]),
+            Route(f"{base}/messages/count_tokens", _answered(flow, _count_tokens), methods=["POST"]),
+        ]
 
 
 Handler = Callable[[Flow, Request], Awaitable[Response]]
@@ -117,8 +120,8 @@ def _answered(flow: Flow, handler: Handler) -> Callable[[Request], Awaitable[Res
     return endpoint
 
 
-async def _create(flow: Flow, request: Request) -> Response:
-    services = flow.services
+async def _read(services: Services, request: Request) -> tuple[bytes, dict[str, Any], Channel]:
+    """The request let in, its bytes, its JSON object and the channel of its model; refusals raised."""
     settings = services.settings
     services.intake.authenticate(request)
     raw = await read_body(request, settings.max_body_bytes)
@@ -135,24 +138,48 @@ async def _create(flow: Flow, request: Request) -> Response:
     if model is None or not model.channels or not model.enabled:
         raise MessagesError(404, f"model: {name}")
     channel = model.channels[0]
+    content = raw if channel.upstream == name else respell_model(raw, channel.upstream)
+    return content, body, channel
+
+
+async def _create(flow: Flow, request: Request) -> Response:
+    content, body, channel = await _read(flow.services, request)
     if channel.protocol != "anthropic":
         return await _bridged(flow, request, body)
-    content = raw if channel.upstream == name else respell_model(raw, channel.upstream)
-    return await _pass_through(services, request, channel, content, stream=body.get("stream") is True)
+    return await _pass_through(flow.services, request, channel, content, stream=body.get("stream") is True)
 
 
-def _endpoint(services: Services, request: Request, channel: Channel) -> Endpoint:
+async def _count_tokens(flow: Flow, request: Request) -> Response:
+    """`POST {base}/messages/count_tokens`: passed through to Anthropic; another family has no such count, so the
+    endpoint is not served for its models (a Messages client such as Claude Code then estimates locally)."""
+    content, body, channel = await _read(flow.services, request)
+    if channel.protocol != "anthropic":
+        raise MessagesError(
+            404, f"count_tokens is not served for model {body.get('model')} (a {channel.protocol} channel)"
+        )
+    return await _pass_through(
+        flow.services, request, channel, content, stream=False, path="/v1/messages/count_tokens"
+    )
+
+
+def _endpoint(services: Services, request: Request, channel: Channel, path: str = "/v1/messages") -> Endpoint:
     headers = {name: request.headers[name] for name in FORWARDED if name in request.headers}
     headers.setdefault("anthropic-version", _DEFAULT_VERSION)
     if services.settings.upstream.api_key:
         headers["x-api-key"] = services.settings.upstream.api_key
-    return Endpoint("anthropic", channel.base_path.rstrip("/") + "/v1/messages", headers)
+    return Endpoint("anthropic", channel.base_path.rstrip("/") + path, headers)
 
 
 async def _pass_through(
-    services: Services, request: Request, channel: Channel, content: bytes, *, stream: bool
+    services: Services,
+    request: Request,
+    channel: Channel,
+    content: bytes,
+    *,
+    stream: bool,
+    path: str = "/v1/messages",
 ) -> Response:
-    endpoint = _endpoint(services, request, channel)
+    endpoint = _endpoint(services, request, channel, path)
     request_id: str = request.state.request_id
     query = request.url.query
     upstream = services.upstream

@@ -10,6 +10,7 @@ import pytest
 
 from harness.cassette.document import load_named
 from harness.checks.matchers import find
+from harness.families import endpoint_kind
 from harness.paths import cassettes_dir
 from harness.spec import load_rule_file
 from harness.spec.selection import rule_files
@@ -66,6 +67,9 @@ def test_named_cassette_loads(name: str) -> None:
     cassette = load_named(name, cassettes_dir())
     assert cassette.metadata.origin in ("recorded", "synthesized")
     flags = {it.request.stream for it in cassette.interactions}
+    if all(endpoint_kind(it.request.path) == "anthropic.count_tokens" for it in cassette.interactions):
+        assert flags == {False}, f"{name}: count_tokens does not stream"  # wire-reference §1.9
+        return
     assert flags == {False, True}, f"{name}: needs a non-streaming and a streaming interaction, has {flags}"
 
 

@@ -11,11 +11,14 @@ from harness.cassette.synthesize.anthropic import (
     DATE,
     LONG,
     MODEL,
+    URI,
     _rand,
+    dumps,
     error_interactions,
     event,
     ok_headers,
     ok_interactions,
+    req_id,
     request,
     sse_events,
     text,
@@ -469,6 +472,34 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
         ("error-504", 504, "timeout_error", "Request timed out", {"x-should-retry": "true"}),
         ("error-529", 529, "overloaded_error", "Overloaded", {"retry-after": "3", "x-should-retry": "true"}),
     ]
+    # POST /v1/messages/count_tokens: a Messages body without max_tokens, answered {"input_tokens": N}.
+    counted = {
+        "model": MODEL,
+        "system": "You are terse.",
+        "messages": [{"role": "user", "content": "Count my tokens."}],
+    }
+    c["count-tokens"] = (
+        "The input token count of a request (system, messages): POST /v1/messages/count_tokens answers "
+        '{"input_tokens": 1432}.',
+        "wire-reference.md §1.9",
+        [
+            {
+                "request": {
+                    **request("count-tokens", stream=False, prompt=""),
+                    "body": dumps(counted),
+                    "uri": URI + "/count_tokens",
+                },
+                "response": {
+                    "body": {"string": dumps({"input_tokens": 1432})},
+                    "headers": {
+                        "content-type": ["application/json"],
+                        "request-id": [req_id("count-tokens", 0)],
+                    },
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+    )
     for name, status, etype, text_, headers in errors:
         c[name] = (
             f"HTTP {status} {etype} for both the non-streaming and the streaming request (the stream never starts).",

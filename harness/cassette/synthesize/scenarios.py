@@ -174,6 +174,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         blocks=["tool_use(get_weather)"],
         tool_arguments={"get_weather": city("Oslo")},
     ),
+    "anthropic/count-tokens": not_recordable(
+        "the recorder drives POST /v1/messages; a count_tokens answer is one number, synthesized from the API reference",
+        status=200,
+    ),
     "anthropic/text-plus-tool": recordable(
         claude(
             user("What is the weather in Paris? Check it with the weather tool."),

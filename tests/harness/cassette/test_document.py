@@ -395,7 +395,7 @@ def test_write_refuses_secrets(tmp_path: Path) -> None:
         ("/v1/chat/completions", "openai.chat"),
         ("/openai/v1/chat/completions/", "openai.chat"),
         ("/v1/models", None),
-        ("/v1/messages/count_tokens", None),
+        ("/v1/messages/count_tokens", "anthropic.count_tokens"),
     ],
     ids=["messages", "prefixed", "query", "chat", "trailing-slash", "models", "count-tokens"],
 )
