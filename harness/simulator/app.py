@@ -68,6 +68,9 @@ class Simulator:
             body = json.loads(await request.body() or b"null")
         except ValueError:
             body = None
+        if request.method == "POST" and path.endswith("/messages/count_tokens"):
+            self.calls["anthropic"] += 1
+            return self._anthropic_count(body)
         if request.method == "POST" and path.endswith("/messages"):
             self.calls["anthropic"] += 1
             return self._anthropic(body)
@@ -99,6 +102,14 @@ class Simulator:
             return JSONResponse(message, headers={"request-id": f"req_{secrets.token_hex(12)}"})
         data = sim.sse(wire.anthropic_events(message, self.rng))
         return CutStream(sim.cut_bytes(data, self.rng))
+
+    def _anthropic_count(self, body: Any) -> Response:
+        """count_tokens: the input the request carries (system, tools, messages), counted as the simulator counts
+        every prompt (docs/wire-reference.md §1.9); from the request alone."""
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            return _anthropic_error("messages: Field required (at least one message)")
+        counted = {k: body[k] for k in ("system", "tools", "messages") if k in body}
+        return JSONResponse({"input_tokens": sim.count_tokens(json.dumps(counted))})
 
     def _openai(self, body: Any) -> Response:
         if not isinstance(body, dict):
