@@ -37,11 +37,12 @@ def _user_parts(blocks: list[Any]) -> list[dict[str, Any]]:
         if block.get("type") == "text":
             parts.append({"type": "text", "text": block.get("text", "")})
         elif block.get("type") == "image":
-            source = block.get("source") or {}
-            if source.get("type") == "base64":
-                url = f"data:{source.get('media_type')};base64,{source.get('data')}"
-            else:
-                url = source.get("url")
+            source: dict[str, Any] = block.get("source") or {}
+            url = (
+                f"data:{source.get('media_type')};base64,{source.get('data')}"
+                if source.get("type") == "base64"
+                else str(source.get("url"))
+            )
             parts.append({"type": "image_url", "image_url": {"url": url}})
     return parts
 
@@ -110,8 +111,10 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def usage(chat_usage: Any) -> dict[str, int]:
     """Anthropic's usage for an OpenAI-shaped one: input_tokens excludes the cache reads inside prompt_tokens."""
-    u = chat_usage if isinstance(chat_usage, dict) else {}
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    u: dict[str, Any] = chat_usage if isinstance(chat_usage, dict) else {}
+    details: dict[str, Any] = (
+        u["prompt_tokens_details"] if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    )
     cached = int(details.get("cached_tokens") or 0)
     return {"input_tokens": max(0, int(u.get("prompt_tokens") or 0) - cached),
             "output_tokens": int(u.get("completion_tokens") or 0),
@@ -120,9 +123,9 @@ def usage(chat_usage: Any) -> dict[str, int]:
 
 def message(completion: Mapping[str, Any], model: str) -> dict[str, Any]:
     """The Message for a flow's completion."""
-    choices = completion.get("choices") if isinstance(completion.get("choices"), list) else []
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    said = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    choices: list[Any] = completion["choices"] if isinstance(completion.get("choices"), list) else []
+    choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
+    said: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
     content: list[dict[str, Any]] = []
     if isinstance(said.get("content"), str) and said["content"]:
         content.append({"type": "text", "text": said["content"]})
@@ -180,7 +183,7 @@ class StreamBridge:
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict):
                 continue
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str) and delta["content"]:
                 if self.open_kind != "text":
                     out += self._open({"type": "text", "text": ""}, "text")
@@ -228,10 +231,10 @@ class StreamBridge:
         if not isinstance(call, dict):
             return []
         position = call.get("index", 0)
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
         out: list[bytes] = []
         if position not in self.calls:
-            block = {
+            block: dict[str, Any] = {
                 "type": "tool_use",
                 "id": call.get("id") or f"toolu_{position}",
                 "name": function.get("name"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.clients.drivers.base import CLIENT_TIMEOUT, PythonDriver, pydantic_model, raised
+from harness.clients.drivers.base import CLIENT_TIMEOUT, PythonDriver, classify_sdk, pydantic_model
 from harness.clients.observation import Job, Observation, Raised, ToolCall
 
 MAX_TOKENS = 1024  # Messages requires max_tokens; the scripted answers are short
@@ -139,25 +139,9 @@ def scenario(job: Job) -> Observation:
 
 
 def classify_anthropic(exc: BaseException) -> Raised:
-    """The anthropic SDK's exception hierarchy, as the harness names it (through __cause__ when wrapped)."""
     import anthropic
 
-    seen: BaseException | None = exc
-    for _ in range(5):
-        if seen is None:
-            break
-        if isinstance(seen, anthropic.RateLimitError):
-            return raised("rate_limit", exc, seen.status_code)
-        if isinstance(seen, anthropic.AuthenticationError):
-            return raised("authentication", exc, seen.status_code)
-        if isinstance(seen, anthropic.APIStatusError):
-            return raised("api_error", exc, seen.status_code)
-        if isinstance(seen, anthropic.APIConnectionError):
-            return raised("connection", exc, None)
-        if isinstance(seen, anthropic.APIError):
-            return raised("api_error", exc, None)
-        seen = seen.__cause__ or seen.__context__
-    return raised("other", exc, None)
+    return classify_sdk(exc, anthropic)
 
 
 DRIVER = PythonDriver(

@@ -145,24 +145,41 @@ def raised(kind: str, exc: BaseException, status: int | None) -> Raised:
     )
 
 
-def classify_openai(exc: BaseException) -> Raised:
-    """The openai SDK's exception hierarchy, as the harness names it (found through __cause__ when a
-    framework wraps it)."""
-    import openai
-
+def classify_sdk(exc: BaseException, sdk: Any) -> Raised:
+    """An official SDK's exception hierarchy (openai's and anthropic's share its names), as the harness names it,
+    found through __cause__ when a framework wraps it."""
     seen: BaseException | None = exc
     for _ in range(5):
         if seen is None:
             break
-        if isinstance(seen, openai.RateLimitError):
+        if isinstance(seen, sdk.RateLimitError):
             return raised("rate_limit", exc, seen.status_code)
-        if isinstance(seen, openai.AuthenticationError):
+        if isinstance(seen, sdk.AuthenticationError):
             return raised("authentication", exc, seen.status_code)
-        if isinstance(seen, openai.APIStatusError):
+        if isinstance(seen, sdk.APIStatusError):
             return raised("api_error", exc, seen.status_code)
-        if isinstance(seen, openai.APIConnectionError):
+        if isinstance(seen, sdk.APIConnectionError):
             return raised("connection", exc, None)
-        if isinstance(seen, openai.APIError):
+        if isinstance(seen, sdk.APIError):
             return raised("api_error", exc, None)
         seen = seen.__cause__ or seen.__context__
     return raised("other", exc, None)
+
+
+def classify_openai(exc: BaseException) -> Raised:
+    import openai
+
+    return classify_sdk(exc, openai)
+
+
+def langchain_tool_round_trip(chat: Any, job: Job) -> tuple[Any, Any]:
+    """A LangChain chat model (tools bound): the first answer's tool calls answered with ToolMessages carrying
+    their ids, then the second answer; (first, second)."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    convo: list[Any] = [HumanMessage(job.prompt)]
+    first = chat.invoke(convo)
+    convo.append(first)
+    for call in first.tool_calls:
+        convo.append(ToolMessage(content=job.scenario.tool_result or "", tool_call_id=call["id"]))
+    return first, chat.invoke(convo)

@@ -7,7 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from harness.clients.drivers.anthropic_python import classify_anthropic, sdk_base_url
-from harness.clients.drivers.base import CLIENT_TIMEOUT, PythonDriver, pydantic_model
+from harness.clients.drivers.base import (
+    CLIENT_TIMEOUT,
+    PythonDriver,
+    langchain_tool_round_trip,
+    pydantic_model,
+)
 from harness.clients.observation import Job, Observation, ToolCall
 
 
@@ -74,15 +79,7 @@ def _stream(job: Job) -> Observation:
 
 
 def _tool_round_trip(job: Job) -> Observation:
-    from langchain_core.messages import HumanMessage, ToolMessage
-
-    chat = _chat(job).bind_tools(_tools(job))
-    convo: list[Any] = [HumanMessage(job.prompt)]
-    first = chat.invoke(convo)
-    convo.append(first)
-    for call in first.tool_calls:
-        convo.append(ToolMessage(content=job.scenario.tool_result or "", tool_call_id=call["id"]))
-    second = chat.invoke(convo)
+    first, second = langchain_tool_round_trip(_chat(job).bind_tools(_tools(job)), job)
     return Observation(text=_text(second), tool_calls=_calls(first))
 
 

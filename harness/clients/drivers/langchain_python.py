@@ -9,6 +9,7 @@ from harness.clients.drivers.base import (
     CLIENT_TIMEOUT,
     PythonDriver,
     classify_openai,
+    langchain_tool_round_trip,
     openai_tools,
     pydantic_model,
 )
@@ -45,15 +46,7 @@ def _stream(job: Job) -> Observation:
 
 
 def _tool_round_trip(job: Job) -> Observation:
-    from langchain_core.messages import HumanMessage, ToolMessage
-
-    chat = _chat(job).bind_tools(openai_tools(job))
-    convo: list[Any] = [HumanMessage(job.prompt)]
-    first = chat.invoke(convo)
-    convo.append(first)
-    for call in first.tool_calls:
-        convo.append(ToolMessage(content=job.scenario.tool_result or "", tool_call_id=call["id"]))
-    second = chat.invoke(convo)
+    first, second = langchain_tool_round_trip(_chat(job).bind_tools(openai_tools(job)), job)
     return Observation(text=second.content, tool_calls=_calls(first))
 
 

@@ -41,9 +41,8 @@ INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 def kind(payload: Payload) -> str | None:
     """The payload's `type`, or None for a payload that is not an object with a string type."""
     value = payload.json
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return value["type"]
-    return None
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def is_error(payload: Payload) -> bool:
@@ -84,7 +83,7 @@ def assemble_view(view: StreamView) -> dict[str, Any]:
                 message.update(delta)
             usage = data.get("usage")
             if isinstance(usage, dict):
-                merged = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+                merged: dict[str, Any] = message["usage"] if isinstance(message.get("usage"), dict) else {}
                 message["usage"] = {**merged, **{k: v for k, v in usage.items() if v is not None}}
     if message:
         message["content"] = [blocks[i] for i in sorted(blocks)]
@@ -102,7 +101,7 @@ def _grow(block: dict[str, Any], delta: dict[str, Any], partial: list[str]) -> N
     elif kind_ == "signature_delta" and isinstance(delta.get("signature"), str):
         block["signature"] = str(block.get("signature") or "") + delta["signature"]
     elif kind_ == "citations_delta" and isinstance(delta.get("citation"), dict):
-        citations = block.get("citations") if isinstance(block.get("citations"), list) else []
+        citations: list[Any] = block["citations"] if isinstance(block.get("citations"), list) else []
         block["citations"] = [*citations, delta["citation"]]
 
 

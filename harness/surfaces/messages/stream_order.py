@@ -165,7 +165,8 @@ def _message_start(walk: _Walk, where: str, data: dict[str, Any]) -> None:
 
 
 def _block_start(walk: _Walk, where: str, data: dict[str, Any]) -> None:
-    index, block = data.get("index"), data.get("content_block")
+    index: Any = data.get("index")
+    block: Any = data.get("content_block")
     if walk.delta_seen:
         walk.add(
             where,
@@ -195,7 +196,8 @@ def _block_start(walk: _Walk, where: str, data: dict[str, Any]) -> None:
 
 
 def _block_delta(walk: _Walk, where: str, data: dict[str, Any]) -> None:
-    index, delta = data.get("index"), data.get("delta")
+    index: Any = data.get("index")
+    delta: Any = data.get("delta")
     block = walk.open.get(index) if _count(index) else None
     if block is None:
         walk.add(f"{where}.index", "an open block", index,
@@ -228,7 +230,7 @@ def _block_delta(walk: _Walk, where: str, data: dict[str, Any]) -> None:
 
 
 def _block_stop(walk: _Walk, where: str, data: dict[str, Any]) -> None:
-    index = data.get("index")
+    index: Any = data.get("index")
     block = walk.open.pop(index, None) if _count(index) else None
     if block is None:
         walk.add(f"{where}.index", "an open block", index, "content_block_stop for a block that is not open")
