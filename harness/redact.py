@@ -1,22 +1,31 @@
-"""Evidence never holds the user's gateway key (reports are shared): it becomes `<GATEWAY_KEY>` everywhere
-the runner keeps what was sent and received, before any check runs."""
+"""Evidence never holds a secret (reports are shared), before any check runs:
+
+- the user's gateway key becomes `<GATEWAY_KEY>` everywhere the runner keeps what was sent and received, so a rule
+  can still see it leak upstream (`upstream_headers: {x-api-key: {excludes: "<GATEWAY_KEY>"}}`);
+- every other credential the gateway sent upstream (its own provider key: `authorization`, `x-api-key`,
+  `x-goog-api-key`, `api-key`, `proxy-authorization`, a `key=` query parameter) becomes `<UPSTREAM_KEY>`, in that
+  header and wherever else the same value appears in the call (another header, the body).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qsl
 
 from harness.exchange import UpstreamCall
 
 KEY_PLACEHOLDER = "<GATEWAY_KEY>"
+UPSTREAM_PLACEHOLDER = "<UPSTREAM_KEY>"
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization")
+CREDENTIAL_QUERY = ("key", "api_key", "api-key")
+_SCHEME = re.compile(r"^(Bearer|Basic|Token)\s+", re.IGNORECASE)
 
 
 def redact_headers(headers: Mapping[str, str], key: str | None) -> dict[str, str]:
-    """Evidence never holds the user's gateway key (reports are shared): it becomes `<GATEWAY_KEY>`.
-
-    Rules can still see a key that leaked upstream: `upstream_headers: {x-api-key: {excludes: "<GATEWAY_KEY>"}}`.
-    """
+    """The user's gateway key, wherever it is in the headers, becomes `<GATEWAY_KEY>`."""
     if not key:
         return dict(headers)
     return {name: value.replace(key, KEY_PLACEHOLDER) for name, value in headers.items()}
@@ -26,11 +35,40 @@ def redact_bytes(data: bytes, key: str | None) -> bytes:
     return data.replace(key.encode(), KEY_PLACEHOLDER.encode()) if key else data
 
 
+def upstream_secrets(headers: Mapping[str, str], query: str = "") -> list[str]:
+    """The credential values of an upstream call that are not the (already redacted) gateway key."""
+    found = []
+    for name, value in headers.items():
+        if name.lower() in CREDENTIAL_HEADERS:
+            secret = _SCHEME.sub("", value).strip()
+            if secret and KEY_PLACEHOLDER not in secret and secret != UPSTREAM_PLACEHOLDER:
+                found.append(secret)
+    for name, value in parse_qsl(query, keep_blank_values=False):
+        if name.lower() in CREDENTIAL_QUERY and value and KEY_PLACEHOLDER not in value:
+            found.append(value)
+    return sorted(set(found), key=len, reverse=True)  # longest first: one secret never half-replaced
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, UPSTREAM_PLACEHOLDER)
+    return text
+
+
 def redact_call(call: UpstreamCall, key: str | None) -> UpstreamCall:
-    if not key:
-        return call
     body = redact_bytes(call.body, key)
+    headers = redact_headers(call.headers, key)
+    secrets = upstream_secrets(headers, call.query)
+    if secrets:
+        headers = {name: _scrub(value, secrets) for name, value in headers.items()}
+        body = _scrub(body.decode("utf-8", errors="surrogateescape"), secrets).encode(
+            "utf-8", errors="surrogateescape"
+        )
+    query = _scrub(call.query, secrets) if secrets else call.query
+    path = _scrub(call.path, secrets) if secrets else call.path
+    if body == call.body and headers == dict(call.headers) and query == call.query:
+        return call
     parsed = call.json
     if body != call.body and parsed is not None:
         parsed = json.loads(body)
-    return dataclasses.replace(call, headers=redact_headers(call.headers, key), body=body, json=parsed)
+    return dataclasses.replace(call, headers=headers, body=body, json=parsed, query=query, path=path)
