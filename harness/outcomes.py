@@ -43,11 +43,20 @@ OUTCOME_ORDER: tuple[OutcomeName, ...] = (
 PROBLEMS: frozenset[str] = frozenset({FAIL, WARN, HARNESS_ERROR, XPASS, FLAKY})
 NOT_JUDGED: frozenset[str] = frozenset({NOT_APPLICABLE, SKIP})
 
-# Exit codes of every command (README "What certify does").
-EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2, 3
+# Exit codes of every command (README "What certify does"). 5, as pytest's "no tests collected": the run judged
+# nothing (or too little of what it was asked), which is never a pass.
+EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG, EXIT_NOTHING_JUDGED = 0, 1, 2, 3, 5
 
-Verdict = Literal["PASS", "FAIL", "INCOMPLETE"]
-VERDICT_EXIT: Mapping[str, int] = {"PASS": EXIT_OK, "FAIL": EXIT_FAILURES, "INCOMPLETE": EXIT_HARNESS}
+Verdict = Literal["PASS", "FAIL", "INCOMPLETE", "UNJUDGED"]
+VERDICT_EXIT: Mapping[str, int] = {
+    "PASS": EXIT_OK,
+    "FAIL": EXIT_FAILURES,
+    "INCOMPLETE": EXIT_HARNESS,
+    "UNJUDGED": EXIT_NOTHING_JUDGED,
+}
+# Why a rule variant asked for was not judged although the user asked for it (a model role mapped to nothing): such
+# variants count against the run, unlike a feature not claimed (the user did not ask for it).
+UNMAPPED_REASONS = ("model role(s) not mapped", "the clients' model role is mapped to nothing")
 
 # The environment variable that carries the gateway's API key (never written to a report).
 KEY_ENV = "GC_GATEWAY_KEY"
@@ -73,12 +82,28 @@ def verdict(document: Mapping[str, Any]) -> Verdict:
         return "FAIL"
     if totals.get(FLAKY, 0) and document.get("target", {}).get("strict"):
         return "FAIL"  # a rule that passes only sometimes is a failure under --strict
+    if judged_too_little(document):
+        return "UNJUDGED"
     return "PASS"
+
+
+def judged_too_little(document: Mapping[str, Any]) -> bool:
+    """Nothing judged (every selected variant not applicable or skipped), or fewer variants judged than were left
+    unjudged because a model role is mapped to nothing: what was judged falls below what was asked."""
+    results = document.get("results") or []
+    judged = sum(n for outcome, n in (document.get("totals") or {}).items() if outcome not in NOT_JUDGED)
+    unmapped = sum(
+        1
+        for r in results
+        if r.get("outcome") == NOT_APPLICABLE and str(r.get("reason") or "").startswith(UNMAPPED_REASONS)
+    )
+    return judged == 0 or unmapped > judged
 
 
 def overall_verdict(documents: Iterable[Mapping[str, Any]]) -> Verdict:
     verdicts = {verdict(d) for d in documents}
-    return next((v for v in ("INCOMPLETE", "FAIL") if v in verdicts), "PASS")  # type: ignore[return-value]
+    worst = ("INCOMPLETE", "FAIL", "UNJUDGED")
+    return next((v for v in worst if v in verdicts), "PASS")  # type: ignore[return-value]
 
 
 def exit_code(documents: Sequence[Mapping[str, Any]]) -> int:

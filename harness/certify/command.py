@@ -25,6 +25,7 @@ VERDICT_LINE = {
     0: "verdict: all rules as expected",
     1: "verdict: unexpected failures",
     2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
+    5: "verdict: nothing judged (no selected rule variant ran, or fewer than a null model role left out): not a pass",
 }
 
 

@@ -168,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nreport: {report_dir}")
     code = exit_code(documents)
     print({0: "verdict: every client scenario as expected", 1: "verdict: client scenarios failed",
-           2: "verdict: the harness itself failed (HARNESS_ERROR); see the report"}[code])  # fmt: skip
+           2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
+           5: "verdict: no client scenario was judged (every one NOT RUN or not applicable): not a pass"}[code])  # fmt: skip
     return code
 
 

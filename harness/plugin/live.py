@@ -113,6 +113,11 @@ def live_terminal_summary(document: dict[str, Any], terminalreporter: Any) -> No
     partial = partial_line([document])
     if partial:
         terminalreporter.write_line(partial)
-    words = {0: "all rules as expected", 1: "unexpected failures", 2: "the harness itself failed"}
+    words = {
+        0: "all rules as expected",
+        1: "unexpected failures",
+        2: "the harness itself failed",
+        5: "nothing judged",
+    }
     verdict = partial or words[exit_code([document])]
     terminalreporter.write_line(f"live verdict ({VERDICT_NOTE}): {verdict}")

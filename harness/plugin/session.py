@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.outcomes import EXIT_NOTHING_JUDGED, verdict
 from harness.plugin.state import SessionState, is_worker
 
 if TYPE_CHECKING:
@@ -178,6 +179,15 @@ class ConformanceRun:
             Path(config.option.write_expectations).write_text(
                 yaml.safe_dump(document, sort_keys=False), encoding="utf-8"
             )
+        document = report_document(self.state, self.collection_errors)
+        if exitstatus == 0 and verdict(document) == "UNJUDGED":
+            # A run that judged nothing (or too little of what it was asked) never reports success (README, exit 5).
+            session.exitstatus = EXIT_NOTHING_JUDGED
+            reporter = config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(
+                    "gateway-conformance: nothing judged (no selected rule variant ran): exit 5, not a pass"
+                )
         if not config.option.report_json:
             return
         write_report(

@@ -18,6 +18,7 @@ VERDICT_TEXT = {
     "PASS": "every rule as expected",
     "FAIL": "unexpected failures",
     "INCOMPLETE": "the harness itself failed on some rules: the verdict is incomplete",
+    "UNJUDGED": "nothing judged (or less than was asked: a model role mapped to nothing): not a pass",
 }
 
 
