@@ -169,16 +169,25 @@ def certify_target(
     run: Run, *, key: str | None, replay_port: int | None, report_dir: Path, extra: Sequence[str]
 ) -> dict[str, Any]:
     """Certify the user's gateway: one profile, the replay upstream served or given (or live)."""
-    from harness.orchestrate.preflight import preflight
+    from harness.modelmap import load_model_map
+    from harness.orchestrate.preflight import check_replay, check_wiring, preflight
     from harness.paths import specs_root
     from harness.spec import load_profile
     from harness.surfaces import surface
 
     profile = load_profile(run.profile, specs_root(_specs_dir_of(extra)))
     rerun = run.rerun_base or target_rerun(run, replay_port, extra, bool(key))
+    if run.replay_url:
+        check_replay(run.replay_url)  # a dead --replay-url is one line, exit 3
     with replay_for_target(run.upstream, replay_port, run.replay_url) as replay_url:
         # Before any rule: a gateway no rule could judge is a one-line configuration error, no report.
-        preflight(run.gateway_url, key, profile.base_path, surface=surface(profile.surface))
+        inbound = surface(profile.surface)
+        preflight(run.gateway_url, key, profile.base_path, surface=inbound)
+        if replay_url:
+            # Its provider traffic reaches this replay upstream (a gateway wired to another would fail every rule).
+            roles = load_model_map(run.model_map, profile)
+            role = "MODEL" if "MODEL" in roles else next(iter(roles), None)
+            check_wiring(run.gateway_url, key, replay_url, roles.get(role) if role else None, inbound)
         run = Run(**{**run.__dict__, "replay_url": replay_url, "rerun_base": rerun})
         print(
             f"certifying {run.gateway_url} against profile {run.profile} (upstream: {run.upstream}"

@@ -140,3 +140,76 @@ def preflight(
     problem = diagnose(gateway_url, answer, key_given=bool(key), base_path=base_path, surface=surface)
     if problem:
         raise PreflightError(problem)
+
+
+# The answer every surface's probe is scripted with: a plain text answer, one per provider family.
+WIRING_CASSETTES = {
+    "anthropic": "anthropic/text-basic",
+    "openai": "openai/text-basic",
+    "gemini": "gemini/text-basic",
+}
+
+
+def check_replay(replay_url: str) -> None:
+    """A `--replay-url` that does not answer is bad configuration (exit 3, one line), not 99 HARNESS_ERRORs."""
+    from harness.replay.client import ReplayClient
+
+    client = ReplayClient(replay_url)
+    try:
+        answers = client.health()
+    finally:
+        client.close()
+    if not answers:
+        raise PreflightError(
+            f"the replay upstream at {replay_url} does not answer: start it (gateway-conformance upstream --port N) "
+            "or drop --replay-url to let certify serve one"
+        )
+
+
+def check_wiring(
+    gateway_url: str, key: str | None, replay_url: str, model: str | None, surface: Surface = CHAT,
+    timeout: float = TIMEOUT,
+) -> None:  # fmt: skip
+    """One real request with a case marker: it must reach the replay upstream this run registers its cases with.
+    A gateway whose provider base URL points elsewhere would otherwise have every rule blamed on it (exit 3)."""
+    import secrets
+
+    from harness.replay.client import ReplayClient
+
+    marker = f"[gc:preflight/wiring#{secrets.token_hex(6)}]"
+    replay = ReplayClient(replay_url)
+    body = surface.insert_marker(
+        {"model": model or "", "max_tokens": 16, "messages": [{"role": "user", "content": "Say hello."}]},
+        marker,
+    )
+    if surface.name == "chat-completions":
+        body.pop("max_tokens", None)
+    headers = {"content-type": "application/json", **surface.request_headers}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    try:
+        replay.register(marker, "preflight/wiring", {"cassette": WIRING_CASSETTES})
+        try:
+            with httpx.Client(
+                trust_env=False, follow_redirects=False, verify=not gateway_url.startswith("http://")
+            ) as client:
+                response = client.post(
+                    gateway_url.rstrip("/") + "/" + surface.endpoint,
+                    json=body,
+                    headers=headers,
+                    timeout=timeout,
+                )
+            status = str(response.status_code)
+        except httpx.HTTPError as exc:
+            status = f"no answer ({type(exc).__name__})"
+        arrived = bool(replay.calls(marker))
+    finally:
+        replay.forget(marker)
+        replay.close()
+    if not arrived:
+        raise PreflightError(
+            f"the gateway's provider traffic does not reach the replay upstream at {replay_url}: a probe request "
+            f"(model {model!r}, marker {marker}) got {status} from the gateway and never arrived there. Point the "
+            "gateway's provider base URL at the replay upstream (or map the profile's model roles with --model-map "
+            "to ones it routes there)"
+        )
