@@ -317,7 +317,10 @@ def with_robustness(
     robustness = results_document(
         fuzzed, examples=examples, seed=1, replay_url=run.replay_url, description=run.description
     )
-    print(f"fuzzed {run.profile}: {examples} hostile requests, {robustness['totals']}", flush=True)
+    counts = (
+        ", ".join(f"{n} {outcome}" for outcome, n in robustness["totals"].items() if n) or "nothing judged"
+    )
+    print(f"fuzzed {run.profile}: {examples} hostile requests, {counts}", flush=True)
     results = [*document["results"], *robustness["results"]]
     merged = {**document, "results": results, "totals": count_outcomes(results)}
     (out_dir / "results.json").write_text(

@@ -74,7 +74,17 @@ class Publication:
             raise ConfigError(f"cannot write {REPORT_NAME}: {exc}") from exc
         path = report_dir / REPORT_NAME
         write_report(path, report)
-        cores = ", ".join(f"{p['name']} core {p['core']['result']}" for p in report["profiles"])
+        names = [p["name"] for p in report["profiles"]]
+
+        def label(p: dict[str, Any]) -> str:
+            # A catalog run on several gateways (openai, anthropic on each reference profile) names which one.
+            if names.count(p["name"]) == 1:
+                return str(p["name"])
+            gateway = str(p.get("gateway") or "")
+            short = gateway.split("profile ")[-1] if "profile " in gateway else gateway
+            return f"{p['name']}@{short}"
+
+        cores = ", ".join(f"{label(p)} core {p['core']['result']}" for p in report["profiles"])
         print(f"conformance report: {path} ({cores})")
         return path
 
