@@ -143,3 +143,17 @@ def test_certify_clients_adds_the_client_run_to_the_certificate_folder_and_the_v
     assert "## Will my application work through it?" in summary and "**openai-python**: READY" in summary
     assert "clients/openai-python/" in (out / "certificate.html").read_text()
     assert "openai-python  READY" in printed
+
+
+def test_profile_openai_and_anthropic_have_clients_and_the_embedded_gateways_model_ids() -> None:
+    """`clients --profile openai` (any OpenAI-compatible gateway) and `--profile anthropic` are client profiles:
+    embedded, their model role is the reference gateway's own id for it (its model map)."""
+    from harness.clients.command import _model
+    from harness.clients.scenarios import load_scenarios
+    from harness.spec import load_profile
+
+    catalog = load_scenarios()
+    for name in ("openai", "anthropic"):
+        assert catalog.profiles[name].gateway == "ezat"
+        assert _model(load_profile(name), catalog, None, True) == "anthropic/claude-sonnet-5-5"
+    assert _model(load_profile("openai"), catalog, None, False) == "gpt-5.5"  # a user's gateway: the profile default
