@@ -424,8 +424,9 @@ def _target(args: argparse.Namespace) -> RecordTarget:
 
 
 def cassettes_folder(given: Path | None, *, dry_run: bool, out: TextIO) -> Path:
-    """Where record reads and writes: `--cassettes-dir`, else `./cassettes` of the current project, seeded from
-    the suite's set when missing. Never the installed package's own copy."""
+    """Where record reads and writes: `--cassettes-dir`, else `./cassettes` of the current project; either one
+    seeded from the suite's set when it does not exist yet (so a refresh keeps what it cannot reproduce). Never the
+    installed package's own copy."""
     suite = paths.cassettes_dir().resolve()
     folder = (given or Path.cwd() / "cassettes").resolve()
     installed = Path(paths.__file__).resolve().parent / "_data"
@@ -433,12 +434,10 @@ def cassettes_folder(given: Path | None, *, dry_run: bool, out: TextIO) -> Path:
         raise ConfigError(
             f"{folder} is inside the installed package; pass --cassettes-dir DIR (a folder of your project)"
         )
-    if given is None and not folder.is_dir():
+    if not folder.is_dir():
         if dry_run:
-            print(
-                f"no ./cassettes here: reading the suite's set at {suite} (dry run: nothing is written)",
-                file=out,
-            )
+            where = "no ./cassettes here" if given is None else f"no {folder} yet"
+            print(f"{where}: reading the suite's set at {suite} (dry run: nothing is written)", file=out)
             return suite
         shutil.copytree(suite, folder, ignore=shutil.ignore_patterns("_*.py", "__pycache__"))
         print(f"writing to {folder} (seeded from the suite's set at {suite})", file=out)

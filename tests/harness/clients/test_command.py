@@ -156,4 +156,6 @@ def test_profile_openai_and_anthropic_have_clients_and_the_embedded_gateways_mod
     for name in ("openai", "anthropic"):
         assert catalog.profiles[name].gateway == "ezat"
         assert _model(load_profile(name), catalog, None, True) == "anthropic/claude-sonnet-5-5"
-    assert _model(load_profile("openai"), catalog, None, False) == "gpt-5.5"  # a user's gateway: the profile default
+    assert (
+        _model(load_profile("openai"), catalog, None, False) == "gpt-5.5"
+    )  # a user's gateway: the profile default

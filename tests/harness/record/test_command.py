@@ -733,3 +733,20 @@ def test_each_familys_mid_stream_error_is_a_fault(name: str, frame: bytes, reaso
         None: None,
     }[reason]
     assert fault_reason(_mid_stream(name, frame)) == expected
+
+
+def test_a_cassettes_dir_that_does_not_exist_yet_is_seeded_like_dot_cassettes(tmp_path: Path) -> None:
+    """The README's offline rehearsal (`record … --cassettes-dir /tmp/rehearsal`) works on the first run."""
+    import io
+
+    from harness import paths
+    from harness.record.command import cassettes_folder
+
+    out = io.StringIO()
+    folder = cassettes_folder(tmp_path / "rehearsal", dry_run=False, out=out)
+    assert (folder / "anthropic" / "text-basic.yaml").read_bytes() == (
+        paths.cassettes_dir() / "anthropic" / "text-basic.yaml"
+    ).read_bytes()
+    assert "seeded from the suite's set" in out.getvalue()
+    dry = cassettes_folder(tmp_path / "not-yet", dry_run=True, out=io.StringIO())
+    assert dry == paths.cassettes_dir().resolve() and not (tmp_path / "not-yet").exists()
