@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,7 +21,8 @@ def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str |
     if not path:
         return models
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except (OSError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ModelMapError(f"--model-map {path}: cannot read it: {first}") from exc
@@ -32,6 +34,14 @@ def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str |
             f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
             f"profile {profile.name} has {', '.join(sorted(profile.models))} "
             f"(gateway-conformance roles --profile {profile.name})"
+        )
+    # A drafted map (roles --write-model-map) marks each role it could not fill with `# TODO`: like a drafted
+    # expectations file, it is refused until a human has chosen (an id, or null) and deleted the mark.
+    todo = [m.group(1) for m in re.finditer(r"(?m)^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:[^#\n]*#\s*TODO\b", text)]
+    if todo:
+        raise ModelMapError(
+            f"--model-map {path}: role(s) {', '.join(todo)} still hold the draft's TODO: map each to one of your "
+            "gateway's model ids (or null) and delete the TODO comment"
         )
     models.update(data)
     return models

@@ -89,3 +89,22 @@ def test_the_certificate_names_the_target_without_throwaway_urls_and_the_run_tim
     # Overlapping catalogs (certify runs profiles one after another, matrix may overlap): wall time, not a sum.
     overlapping = [_doc("ezat", 1000.0, 100.0, "u"), _doc("relay", 1050.0, 100.0, "u")]
     assert run_seconds(overlapping) == 150.0
+
+
+def test_a_drafted_model_maps_todos_are_refused_until_filled(tmp_path: Path) -> None:
+    """Like a drafted expectations file: a role still marked TODO is a configuration error naming it."""
+    from harness.errors import ModelMapError
+    from harness.modelmap import draft_model_map, load_model_map
+    from harness.spec import load_profile
+
+    profile = load_profile("ezat")
+    path = tmp_path / "m.yaml"
+    path.write_text(draft_model_map(profile, ["gw/only-this"], "GET test"), encoding="utf-8")
+    with pytest.raises(ModelMapError, match=r"role\(s\) MODEL.* still hold the draft's TODO"):
+        load_model_map(path, profile)
+    filled = "\n".join(
+        line.split("  # TODO")[0] if "# TODO" in line else line
+        for line in path.read_text(encoding="utf-8").splitlines()
+    )
+    path.write_text(filled, encoding="utf-8")
+    assert load_model_map(path, profile)["UNKNOWN_MODEL"] == profile.models["UNKNOWN_MODEL"].default
