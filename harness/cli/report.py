@@ -31,9 +31,13 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         "verify-report",
         help="re-check a conformance-report.yaml against the installed suite (schema, version, catalog hash)",
         description="Re-check a conformance-report.yaml against the installed suite: its schema, the suite "
-        "version, each profile's catalog and cassette digest, and that its statistics add up to its results. "
-        "Exit 0 when it holds, 1 (one line per reason) when not, 3 when the file cannot be read.",
+        "version, each profile's catalog and cassette digest, and that its statistics add up to its results; "
+        "with --results, that it is what the run's results files give. It does not prove a run produced it. "
+        "Exit 0 when it holds, 1 (one line per reason) when not, 3 when a file cannot be read.",
     )
+    v.add_argument("--results", type=Path, action="append", metavar="RESULTS.json",
+                   help="a results.json of the run the report was built from (repeatable): the report's outcomes "
+                        "digest, core and feature results must be what it gives")  # fmt: skip
     v.add_argument("report", type=Path, metavar="FILE", help="a conformance-report.yaml")
     v.add_argument("--specs-dir", metavar="DIR", help="the specs dir the report's profiles came from")
     v.set_defaults(func=verify_report)

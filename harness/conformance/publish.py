@@ -269,17 +269,65 @@ def verify(report: Any, specs_dir: str | None = None) -> list[str]:
 # --- commands ---------------------------------------------------------------------------------------------
 
 
+def verify_results(
+    report: Any, documents: Sequence[Mapping[str, Any]], specs_dir: str | None = None
+) -> list[str]:
+    """Every way the report is not what these results documents (its run's results.json) make of it: each
+    document's profile entry, rebuilt here, must have the report's outcomes digest, core and feature results."""
+    from harness.conformance.report import profile_entry
+    from harness.paths import specs_root
+
+    problems: list[str] = []
+    entries = {(p["name"], p["gateway"]): p for p in report["profiles"]}
+    for document in documents:
+        name = document["profile"]["name"]
+        gateway = str(document["target"].get("description") or document["target"]["gateway_url"])
+        stated = entries.get((name, gateway))
+        if stated is None:
+            problems.append(f"results of {name} on {gateway}: the report has no such profile run")
+            continue
+        rebuilt = profile_entry(document, load_catalog(name, specs_root(specs_dir)))
+        if stated.get("outcomes_sha256") != rebuilt["outcomes_sha256"]:
+            problems.append(f"profile {name} on {gateway}: its outcomes digest is not that of these results")
+        for part in ("core", "features"):
+            if stated.get(part) != rebuilt.get(part):
+                problems.append(f"profile {name} on {gateway}: its {part} is not what these results give")
+    return problems
+
+
 def verify_command(args: argparse.Namespace) -> int:
-    """`gateway-conformance verify-report FILE`: exit 0 when the installed suite stands behind it, 1 with
-    one line per reason when not, 3 when the file cannot be read (harness/cli/report.py parses the arguments)."""
-    problems = verify(read_report(args.report), args.specs_dir)
+    """`gateway-conformance verify-report FILE [--results RESULTS.json ...]`: exit 0 when the installed suite
+    stands behind it (and, given its results files, when it is what they give), 1 with one line per reason when
+    not, 3 when a file cannot be read (harness/cli/report.py parses the arguments)."""
+    report = read_report(args.report)
+    problems = verify(report, args.specs_dir)
+    documents = [_read_results(path) for path in args.results or ()]
+    if documents and not problems:
+        problems = verify_results(report, documents, args.specs_dir)
     for problem in problems:
         print(f"{args.report}: rejected: {problem}")
     if problems:
         return EXIT_FAILURES
-    print(f"{args.report}: verified against gateway-conformance {__version__} (suite version, catalog and "
-          "cassette digest, statistics)")  # fmt: skip
+    proved = "suite version, catalog and cassette digest, statistics that add up"
+    if documents:
+        proved += (
+            f"; derived from the {len(documents)} results file(s) given (outcomes digest, core, features)"
+        )
+    print(f"{args.report}: verified against gateway-conformance {__version__} ({proved}). This does not prove a "
+          "run produced it: re-run the command its results name (`rerun`) against the gateway to see that")  # fmt: skip
     return EXIT_OK
+
+
+def _read_results(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--results {path}: cannot read it: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("results"), list):
+        raise ConfigError(f"--results {path}: not a results.json (no results list)")
+    return document
 
 
 def load_folder(folder: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -144,6 +144,18 @@ def _entry(group: Group) -> dict[str, Any]:
 # --- one profile ------------------------------------------------------------------------------------------
 
 
+def outcomes_digest(results: Iterable[Mapping[str, Any]]) -> str:
+    """sha256 of the run's outcomes, `<rule_id> <variant> <outcome>` per result, sorted: what the report's results
+    are derived from, independent of timing and formatting."""
+    import hashlib
+    import json
+
+    lines = sorted(
+        f"{r['rule_id']} {json.dumps(r.get('variant') or {}, sort_keys=True)} {r['outcome']}" for r in results
+    )
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
 def profile_entry(
     document: Mapping[str, Any], catalog: CatalogDigest, kill_matrix: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -174,6 +186,7 @@ def profile_entry(
         # Which gateway ran it: one report can hold a catalog run on several (openai on each reference profile).
         "gateway": str(document["target"].get("description") or document["target"]["gateway_url"]),
         "catalog": {"sha256": catalog.sha256, "files": catalog.files},
+        "outcomes_sha256": outcomes_digest(document["results"]),
         "declared_features": sorted(declared),
         "unsupported_features": [],
         "collection_errors": errors,
