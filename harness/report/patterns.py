@@ -4,6 +4,7 @@ base path): find such groups in a results document and name the likely cause onc
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +20,25 @@ class Pattern:
     code: str | None
     rules: tuple[str, ...]
     cause: str
+    message: str = ""  # the shared error message, normalised (what tells two causes of one status apart)
 
     def line(self) -> str:
         answer = f"HTTP {self.status}" if self.status is not None else "no answer"
         if self.code:
             answer += f" {self.code}"
+        if self.message:
+            answer += f": “{self.message}”"
         return f"{len(self.rules)} {self.profile} rules failed the same way ({answer}): {self.cause}"
+
+
+_VOLATILE = re.compile(
+    r"\[gc:[^\]]*\]|\b(?:req|msg|chatcmpl|toolu|call)_[A-Za-z0-9]+|\d+(?:\.\d+)?|\"[^\"]*\"|'[^']*'"
+)
+
+
+def normalised(message: str) -> str:
+    """An error message with what varies from rule to rule (markers, ids, numbers, quoted values) taken out."""
+    return " ".join(_VOLATILE.sub("…", message).split())[:90]
 
 
 def _answer(result: Mapping[str, Any]) -> tuple[int | None, str | None, str | None, str]:
@@ -71,16 +85,19 @@ def _cause(profile: str, status: int | None, code: str | None, message: str, exp
 
 def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) -> list[Pattern]:
     """Groups of at least `min_group` FAIL/WARN results whose answers share status and error code."""
-    groups: dict[tuple[int | None, str | None, str | None], list[Mapping[str, Any]]] = {}
-    messages: dict[tuple[int | None, str | None, str | None], str] = {}
+    # Grouped by the answer's status, error code and type, and its normalised message: one status can have
+    # several causes (a 400 for max_tokens and a 400 for an unknown field are two lines, each with its cause).
+    groups: dict[tuple[int | None, str | None, str | None, str], list[Mapping[str, Any]]] = {}
+    messages: dict[tuple[int | None, str | None, str | None, str], str] = {}
     for r in document["results"]:
         if r["outcome"] not in ("FAIL", "WARN") or not r.get("exchange"):
             continue
         status, code, kind, message = _answer(r)
-        groups.setdefault((status, code, kind), []).append(r)
-        messages.setdefault((status, code, kind), message)
+        key = (status, code, kind, normalised(message))
+        groups.setdefault(key, []).append(r)
+        messages.setdefault(key, message)
     patterns = []
-    for (status, code, kind), results in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+    for (status, code, kind, norm), results in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         rules = tuple(dict.fromkeys(r["rule_id"] for r in results))
         if len(rules) < min_group:
             continue
@@ -95,7 +112,8 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
                 status,
                 code or kind,
                 rules,
-                _cause(name, status, code, messages[(status, code, kind)], expected_error),
+                _cause(name, status, code, messages[(status, code, kind, norm)], expected_error),
+                norm,
             )
         )
     return patterns

@@ -395,6 +395,7 @@ def test_roles_drafts_a_model_map_from_get_models(tmp_path: Path, capsys: pytest
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    from harness.errors import ModelMapError
     from harness.modelmap import load_model_map
     from harness.spec import load_profile
 
@@ -411,7 +412,11 @@ def test_roles_drafts_a_model_map_from_get_models(tmp_path: Path, capsys: pytest
         assert main([*argv, "--gateway-key", KEY]) == 0
         assert main([*argv, "--gateway-key", "wrong"]) == EXIT_CONFIG  # a 401 is not a model list
     text = draft.read_text()
-    models_map = load_model_map(draft, load_profile("ezat"))  # the draft is a valid map of the profile
+    with pytest.raises(ModelMapError, match=r"MODEL_NO_CACHE.* still hold the draft's TODO"):
+        load_model_map(draft, load_profile("ezat"))  # refused until a human has chosen for each TODO
+    filled = tmp_path / "filled.yaml"
+    filled.write_text("\n".join(line.split("  # TODO")[0] for line in text.splitlines()), encoding="utf-8")
+    models_map = load_model_map(filled, load_profile("ezat"))  # then the draft is a valid map of the profile
     assert models_map["MODEL"] == "anthropic/claude-sonnet-5-5"  # the default, listed
     assert models_map["MODEL_SAMPLING"] == "acme/claude-haiku-4-5"  # the listed id with the default's name
     assert '"anthropic/claude-haiku-3-5"  # TODO: the default is not listed' in text  # MODEL_NO_CACHE
@@ -447,8 +452,20 @@ def test_many_rules_failing_the_same_way_get_one_note_with_the_likely_cause() ->
     results += [_failed(f"lyrouter/errors/e{i}", 200, {"id": "x"}, 400) for i in range(6)]
     results += [_failed("lyrouter/errors/alone", 500, {"error": {"message": "m", "type": "t"}}, 200)]
     document = _document(results)
+    # One status, two causes: two lines, each with its own message (not one line naming one of them).
+    bad_max = {
+        "error": {"message": "max_tokens: required (rule [gc:r#1a2b3c])", "type": "invalid_request_error"}
+    }
+    bad_field = {"error": {"message": "unknown field 'n'", "type": "invalid_request_error"}}
+    two = _document([_failed(f"lyrouter/x/m{i}", 400, bad_max, 200) for i in range(5)]
+                    + [_failed(f"lyrouter/x/f{i}", 400, bad_field, 200) for i in range(5)])  # fmt: skip
+    two_text = summarize([two])
+    assert two_text.count("failed the same way (HTTP 400 invalid_request_error: ") == 2
+    assert "max_tokens: required (rule …)" in two_text and "unknown field …" in two_text
     for text in (summarize([document]), markdown_summary([document])):
-        assert text.count("17 lyrouter rules failed the same way (HTTP 503 no_route_candidate)") == 1
+        assert (
+            text.count("17 lyrouter rules failed the same way (HTTP 503 no_route_candidate: “no route”)") == 1
+        )
         assert "likely the model ids: map the profile's model roles" in text and "--write-model-map" in text
         assert text.count("6 lyrouter rules failed the same way (HTTP 200)") == 1
         assert "declare it with --feature NAME" in text
