@@ -232,6 +232,18 @@ def test_plugin_bad_model_map_exits_3(pytester: pytest.Pytester, replay: ReplayS
     assert "unknown role(s) MODLE" in result.stderr.str()
 
 
+@pytest.mark.e2e
+def test_plugin_run_that_judged_nothing_exits_5_not_0(
+    pytester: pytest.Pytester, replay: ReplayServer, gateway: str
+) -> None:
+    """Every rule needs MODEL and the map sends it to null: nothing is judged, which is never a pass (exit 5)."""
+    nulled = pytester.path.parent / "null-map.yaml"  # outside the collected folder
+    nulled.write_text("MODEL: null\n")
+    result = _plugin(pytester, f"{gateway}/v1", replay, "--gateway-key", KEY, "--model-map", str(nulled))
+    assert result.ret == 5
+    assert "nothing judged" in result.stdout.str()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -159,3 +159,16 @@ def test_profile_openai_and_anthropic_have_clients_and_the_embedded_gateways_mod
     assert (
         _model(load_profile("openai"), catalog, None, False) == "gpt-5.5"
     )  # a user's gateway: the profile default
+
+
+@pytest.mark.e2e
+def test_clients_that_judged_nothing_exit_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """LYRouter's doc removes structured output on Anthropic channels: that one scenario is NOT_APPLICABLE, so a
+    run of it alone judged nothing — exit 5, and no "as expected"."""
+    from harness.cli import main as cli_main
+
+    code = cli_main(["clients", "--profile", "lyrouter", "--client", "openai-python", "--scenario", "structured-output",
+                     "--report-dir", str(tmp_path / "r")])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 5
+    assert "no client scenario was judged" in printed and "as expected" not in printed
