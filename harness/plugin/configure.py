@@ -29,6 +29,7 @@ def configure(config: pytest.Config) -> None:
     opt = config.option
     root = specs_root(opt.specs_dir)
     profile = _check_options(opt, root)
+    _check_features(opt.feature, profile)
     models = _load_model_map(opt.model_map, profile)
     expectations = _load_expectations(opt.expectations, profile.name)
     # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
@@ -180,6 +181,25 @@ def _probe(
         )
     except PreflightError as exc:
         raise pytest.UsageError(str(exc)) from exc
+
+
+# Features every profile may be run with: the harness's own (the file server on loopback, the slow rules).
+HARNESS_FEATURES = frozenset({"loopback-downloads", "slow"})
+
+
+def _check_features(given: list[str], profile: Any) -> None:
+    """A --feature the profile does not define is a typo, not a claim that judges nothing: exit 3, with the
+    closest names (issue 34)."""
+    import difflib
+
+    known = sorted(set(profile.features) | HARNESS_FEATURES)
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=2)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise pytest.UsageError(
+                f"--feature {name!r} is not a feature of profile {profile.name}: {hint}its features: {', '.join(known)}"
+            )
 
 
 def _check_selection(config: pytest.Config, profile: str) -> None:

@@ -180,7 +180,7 @@ class ConformanceRun:
                 yaml.safe_dump(document, sort_keys=False), encoding="utf-8"
             )
         document = report_document(self.state, self.collection_errors)
-        if exitstatus == 0 and verdict(document) == "UNJUDGED":
+        if exitstatus == 0 and not config.option.collectonly and verdict(document) == "UNJUDGED":
             # A run that judged nothing (or too little of what it was asked) never reports success (README, exit 5).
             session.exitstatus = EXIT_NOTHING_JUDGED
             reporter = config.pluginmanager.get_plugin("terminalreporter")

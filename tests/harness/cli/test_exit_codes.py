@@ -549,3 +549,18 @@ def test_serve_upstream_on_a_busy_port_exits_3(capsys: pytest.CaptureFixture[str
         port = busy.getsockname()[1]
         assert main(["serve-upstream", "--port", str(port)]) == EXIT_CONFIG
     assert f"cannot bind 127.0.0.1:{port}" in _one_line_error(capsys.readouterr().err)
+
+
+@pytest.mark.e2e
+def test_an_unknown_feature_exits_3_with_the_closest_name(
+    pytester: pytest.Pytester, replay: ReplayServer, gateway: str
+) -> None:
+    """A misspelt --feature is a typo, not a claim that leaves its rules unjudged (issue 34)."""
+    result = _plugin(
+        pytester, f"{gateway}/v1", replay, "--gateway-key", KEY, "--feature", "loopback-download"
+    )
+    assert result.ret == EXIT_CONFIG
+    assert (
+        "--feature 'loopback-download' is not a feature of profile ezat: did you mean loopback-downloads?"
+        in result.stderr.str()
+    )
