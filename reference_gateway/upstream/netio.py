@@ -17,6 +17,13 @@ past its timeout a `ReadTimeout`, a connection that ends before the answer or it
 as `httpx.Timeout.as_dict()` gives them): `connect` for a new connection, `read` between two reads (aiohttp
 has no write timeout; `pool` waits for a free connection). Leaving a response before its end closes its
 connection, as with httpx; one read to its end goes back to the pool.
+
+A request that fails on a reused pooled connection before any byte of its answer arrived (the provider closed
+that connection while it sat idle — at its idle timeout, or after an answer, without saying `Connection: close`,
+which HTTP allows) is sent once more on a new connection: never after a byte of the answer arrived, never
+twice, never when the connection was new (then the failure is the provider's). This is what Go's transport,
+urllib3 and httpcore do for the same race (RFC 9112 §9.3.1: the request cannot have been acted on when the
+connection closed before it was read); aiohttp retries only idempotent methods, and the gateway's are POSTs.
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+
+import errno
+from types import SimpleNamespace
 
 import aiohttp
 import certifi
@@ -51,6 +61,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._keepalive_expiry = keepalive_expiry
         self._verify = verify
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None  # for the one retry: a new connection each time
         self._timeouts: dict[tuple[Any, ...], aiohttp.ClientTimeout] = {}
 
     def _ssl(self) -> ssl.SSLContext | bool:
@@ -63,22 +74,35 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def _current(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self._max_connections,
-                keepalive_timeout=self._keepalive_expiry,
-                ssl=self._ssl(),
-                enable_cleanup_closed=False,
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                auto_decompress=False,  # httpx.Response decodes, as over httpx's own transport
-                trust_env=False,
-                max_line_size=_MAX_LINE,
-                max_field_size=_MAX_LINE,
-                skip_auto_headers=_SKIP_AUTO,
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )
+            self._session = self._new_session(force_close=False)
         return self._session
+
+    def _new_session(self, *, force_close: bool) -> aiohttp.ClientSession:
+        trace = aiohttp.TraceConfig()
+        trace.on_connection_reuseconn.append(_mark_reused)
+        connector = aiohttp.TCPConnector(
+            limit=self._max_connections,
+            # a connection of the fresh session is used once and closed (aiohttp: no keep-alive timeout with it)
+            keepalive_timeout=None if force_close else self._keepalive_expiry,
+            force_close=force_close,
+            ssl=self._ssl(),
+            enable_cleanup_closed=False,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,  # httpx.Response decodes, as over httpx's own transport
+            trust_env=False,
+            max_line_size=_MAX_LINE,
+            max_field_size=_MAX_LINE,
+            skip_auto_headers=_SKIP_AUTO,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            trace_configs=[trace],
+        )
+
+    def _retry_session(self) -> aiohttp.ClientSession:
+        if self._fresh is None:
+            self._fresh = self._new_session(force_close=True)
+        return self._fresh
 
     def _timeout(self, given: Mapping[str, float | None]) -> aiohttp.ClientTimeout:
         key = (given.get("connect"), given.get("read"), given.get("pool"))
@@ -99,15 +123,22 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         except httpx.RequestNotRead:
             content = await request.aread()
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        timeout = self._timeout(request.extensions.get("timeout", {}))
+        url = URL(str(request.url), encoded=True)
+        attempt = SimpleNamespace(reused=False)
         try:
-            response = await session.request(
-                request.method,
-                URL(str(request.url), encoded=True),
-                headers=headers,
-                data=content or None,
-                allow_redirects=False,
-                timeout=self._timeout(request.extensions.get("timeout", {})),
-            )
+            try:
+                response = await session.request(
+                    request.method, url, headers=headers, data=content or None,
+                    allow_redirects=False, timeout=timeout, trace_request_ctx=attempt,
+                )
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                if not (attempt.reused and _before_any_byte(exc)):
+                    raise
+                response = await self._retry_session().request(
+                    request.method, url, headers=headers, data=content or None,
+                    allow_redirects=False, timeout=timeout, trace_request_ctx=SimpleNamespace(reused=False),
+                )
         except _FAILURES as exc:
             raise _httpx_error(exc, request) from exc
         return httpx.Response(
@@ -119,9 +150,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None and not session.closed:
-            await session.close()
+        sessions = (self._session, self._fresh)
+        self._session = self._fresh = None
+        for session in sessions:
+            if session is not None and not session.closed:
+                await session.close()
 
 
 class _Body(httpx.AsyncByteStream):
@@ -150,6 +183,23 @@ class _Body(httpx.AsyncByteStream):
 
 
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+# The socket errors of a connection the peer closed: the request met a closed or reset connection.
+_CLOSED = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ESHUTDOWN})
+
+
+async def _mark_reused(_session: aiohttp.ClientSession, context: SimpleNamespace, _params: object) -> None:
+    """aiohttp's trace hook: this request went out on a pooled connection."""
+    if context.trace_request_ctx is not None:
+        context.trace_request_ctx.reused = True
+
+
+def _before_any_byte(exc: BaseException) -> bool:
+    """The connection ended before a byte of the answer arrived: aiohttp's disconnect names no partly read
+    answer head (it carries the head parsed so far when there is one), or the socket was reset or its write
+    end closed under the request."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return exc.message is None or isinstance(exc.message, str)
+    return isinstance(exc, aiohttp.ClientOSError) and exc.errno in _CLOSED
 
 
 def _arrived(content: aiohttp.StreamReader) -> bytes:
