@@ -30,9 +30,12 @@ def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str |
         raise ModelMapError(f"--model-map {path}: expected a mapping of ROLE: model-id (or null)")
     unknown = sorted(str(k) for k in set(data) - set(profile.models))
     if unknown:
+        from harness.names import closest
+
         raise ModelMapError(
             f"--model-map {path}: unknown role(s) {', '.join(unknown)}; "
-            f"profile {profile.name} has {', '.join(sorted(profile.models))} "
+            + "".join(closest(u, profile.models) for u in unknown)
+            + f"profile {profile.name} has {', '.join(sorted(profile.models))} "
             f"(gateway-conformance roles --profile {profile.name})"
         )
     # A drafted map (roles --write-model-map) marks each role it could not fill with `# TODO`: like a drafted

@@ -2,7 +2,8 @@
 
 No --gateway-url: the embedded reference gateway, started in each profile as certify starts it. With
 --gateway-url URL --profile P: that gateway, its provider traffic at the replay upstream. Exit codes as
-certify: 0 every scenario as expected, 1 failures, 2 the harness failed, 3 bad configuration.
+certify: 0 every scenario as expected, 1 failures, 2 the harness failed, 3 bad configuration, 5 a selected client
+did not run (not installed: each named with how to install it) or nothing was judged.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.drivers import Driver, all_drivers
+from harness.clients.judge import NOT_RUN
 from harness.clients.runner import ClientTarget, run_profile
 from harness.clients.scenarios import ScenarioCatalog, load_scenarios
 from harness.clients.table import markdown_table, text_table, verdicts
 from harness.errors import ConfigError
-from harness.outcomes import EXIT_HARNESS, KEY_ENV, count_outcomes, exit_code
+from harness.outcomes import EXIT_HARNESS, EXIT_NOTHING_JUDGED, EXIT_OK, KEY_ENV, count_outcomes, exit_code
 from harness.spec.model import Profile
 from harness.surfaces import surface
 
@@ -31,11 +33,14 @@ from harness.surfaces import surface
 def _pick(
     drivers: Sequence[Driver], catalog: ScenarioCatalog, args: argparse.Namespace
 ) -> tuple[list[Driver], ScenarioCatalog]:
+    from harness.names import unknown_message, unmatched
+
+    ids = [d.id for d in drivers]
+    for name in unmatched(args.client or [], ids):
+        raise ConfigError(unknown_message("--client", name, ids, "client"))
+    for name in unmatched(args.scenario or [], [s.id for s in catalog.scenarios]):
+        raise ConfigError(unknown_message("--scenario", name, [s.id for s in catalog.scenarios], "scenario"))
     chosen = [d for d in drivers if not args.client or any(fnmatch.fnmatchcase(d.id, g) for g in args.client)]
-    if not chosen:
-        raise ConfigError(
-            f"--client {' '.join(args.client)}: no such client ({', '.join(d.id for d in drivers)})"
-        )
     scenarios = tuple(
         s
         for s in catalog.scenarios
@@ -167,6 +172,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {client:<18} {verdict}")
     print(f"\nreport: {report_dir}")
     code = exit_code(documents)
+    # A client asked for (by --client, or every one by default) that could not run judged nothing: the run
+    # judged less than it was asked to, so it is not "as expected" (exit 5), whatever the others did.
+    judged = verdicts(documents)
+    absent = [(d.id, why) for d in drivers if judged.get(d.id) == NOT_RUN and (why := d.missing())]
+    for client, why in absent:
+        print(f"  NOT RUN {client}: {why}")
+    if absent and code == EXIT_OK:
+        code = EXIT_NOTHING_JUDGED
+        print(f"verdict: {len(absent)} client(s) did not run ({', '.join(c for c, _ in absent)}): install them as "
+              "said above, or leave them out with --client: not a pass")  # fmt: skip
+        return code
     print({0: "verdict: every client scenario as expected", 1: "verdict: client scenarios failed",
            2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
            5: "verdict: no client scenario was judged (every one NOT RUN or not applicable): not a pass"}[code])  # fmt: skip

@@ -190,13 +190,12 @@ HARNESS_FEATURES = frozenset({"loopback-downloads", "slow"})
 def _check_features(given: list[str], profile: Any) -> None:
     """A --feature the profile does not define is a typo, not a claim that judges nothing: exit 3, with the
     closest names (issue 34)."""
-    import difflib
+    from harness.names import closest
 
     known = sorted(set(profile.features) | HARNESS_FEATURES)
     for name in given:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=2)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            hint = closest(name, known)
             raise pytest.UsageError(
                 f"--feature {name!r} is not a feature of profile {profile.name}: {hint}its features: {', '.join(known)}"
             )

@@ -29,12 +29,11 @@ connection closed before it was read); aiohttp retries only idempotent methods, 
 from __future__ import annotations
 
 import asyncio
+import errno
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
-
-import errno
 from types import SimpleNamespace
+from typing import Any
 
 import aiohttp
 import certifi
@@ -129,15 +128,25 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         try:
             try:
                 response = await session.request(
-                    request.method, url, headers=headers, data=content or None,
-                    allow_redirects=False, timeout=timeout, trace_request_ctx=attempt,
+                    request.method,
+                    url,
+                    headers=headers,
+                    data=content or None,
+                    allow_redirects=False,
+                    timeout=timeout,
+                    trace_request_ctx=attempt,
                 )
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                 if not (attempt.reused and _before_any_byte(exc)):
                     raise
                 response = await self._retry_session().request(
-                    request.method, url, headers=headers, data=content or None,
-                    allow_redirects=False, timeout=timeout, trace_request_ctx=SimpleNamespace(reused=False),
+                    request.method,
+                    url,
+                    headers=headers,
+                    data=content or None,
+                    allow_redirects=False,
+                    timeout=timeout,
+                    trace_request_ctx=SimpleNamespace(reused=False),
                 )
         except _FAILURES as exc:
             raise _httpx_error(exc, request) from exc

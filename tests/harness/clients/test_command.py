@@ -19,8 +19,11 @@ BAD = [
     ("two-profiles-one-gateway", ["--gateway-url", "http://127.0.0.1:9/v1", "--profile", "ezat", "--profile", "relay"],
      "exactly one --profile"),
     ("unknown-profile", ["--profile", "nope"], "unknown profile"),
-    ("unknown-client", ["--client", "cobol-*"], "no such client"),
-    ("unknown-scenario", ["--scenario", "teleport"], "no such scenario"),
+    ("unknown-client", ["--client", "cobol-*"], "matches no client"),
+    ("misspelt-client", ["--client", "openai-pyton"], "did you mean openai-python"),
+    ("one-of-two-clients-unknown", ["--client", "openai-python", "--client", "anthropic-pyton"], "anthropic-python"),
+    ("unknown-scenario", ["--scenario", "teleport"], "matches no scenario"),
+    ("misspelt-scenario", ["--scenario", "tool-round-trp"], "did you mean tool-round-trip"),
     ("model-map-without-gateway", ["--model-map", "x.yaml"], "--model-map needs --gateway-url"),
     ("expectations-two-profiles", ["--expectations", "x.yaml"], "exactly one --profile"),
     ("bad-header", ["--header", "no-colon"], "expected NAME:VALUE"),
@@ -172,3 +175,26 @@ def test_clients_that_judged_nothing_exit_5(tmp_path: Path, capsys: pytest.Captu
     printed = capsys.readouterr().out
     assert code == 5
     assert "no client scenario was judged" in printed and "as expected" not in printed
+
+
+@pytest.mark.e2e
+def test_a_client_that_could_not_run_is_not_as_expected(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One client runs and passes, another is not installed: the run judged less than it was asked (exit 5),
+    and says which client and how to install it (issue 34)."""
+    import harness.clients.command as command
+    from harness.clients.drivers import all_drivers
+    from harness.clients.drivers.base import PythonDriver, classify_openai
+
+    real = next(d for d in all_drivers() if d.id == "openai-python")
+    ghost = PythonDriver(
+        id="langchain-python", packages=("gc-no-such-dist",), module="gc_no_such_module", scenario=lambda j: None,  # type: ignore[arg-type,return-value]
+        classify=classify_openai,
+    )  # fmt: skip
+    monkeypatch.setattr(command, "all_drivers", lambda: [real, ghost])
+    code = main(["clients", "--profile", "ezat", "--scenario", "text", "--report-dir", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 5
+    assert "NOT RUN langchain-python" in out and "pip install -e '.[clients]'" in out
+    assert "as expected" not in out

@@ -13,14 +13,21 @@ import pytest
 
 from reference_gateway.upstream import netio
 
-Behaviour = Callable[[int, int, asyncio.StreamWriter], Awaitable[bool]]  # (request no., on this connection, w)
+Behaviour = Callable[
+    [int, int, asyncio.StreamWriter], Awaitable[bool]
+]  # (request no., on this connection, w)
 
 BODY = b'{"ok":true}'
-ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(BODY), BODY)
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+    len(BODY),
+    BODY,
+)
 EVENTS = [b'data: {"n":%d}\n\n' % i for i in range(5)] + [b"data: [DONE]\n\n"]
-STREAM = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(
-    b"%x\r\n%s\r\n" % (len(event), event) for event in EVENTS
-) + b"0\r\n\r\n"
+STREAM = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    + b"".join(b"%x\r\n%s\r\n" % (len(event), event) for event in EVENTS)
+    + b"0\r\n\r\n"
+)
 
 
 class Server:
@@ -39,8 +46,11 @@ class Server:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = next(
-                    (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                     if line.lower().startswith(b"content-length:")),
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
                     0,
                 )
                 await reader.readexactly(length)
