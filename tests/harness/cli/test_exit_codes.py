@@ -184,7 +184,7 @@ def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> 
     ("content", "message"),
     [
         ("[1, 2]\n", "expected a mapping of ROLE: model-id"),
-        ("MODLE: x\n", "unknown role(s) MODLE; profile ezat has"),
+        ("MODLE: x\n", "unknown role(s) MODLE; did you mean MODEL"),
         ("MODEL: [unclosed\n", "cannot read it"),
     ],
     ids=["not-a-mapping", "unknown-role", "bad-yaml"],
