@@ -214,8 +214,26 @@ def profile_entry(
         ids = frozenset(str(r["rule_id"]) for r in robustness)
         entry["robustness"] = _entry(Group(ids, tuple(robustness)))
     entry["upstream_families"] = _families(document["results"])
+    entry["root_causes"] = root_causes(document)
     entry.update(kill_rate(kill_matrix, catalog))
     return entry
+
+
+def root_causes(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The failures that share one cause (harness/report/patterns.py), largest first: what a vendor fixes."""
+    from harness.report.patterns import failure_patterns
+
+    return [
+        {
+            "failures": p.results,
+            "rules": len(p.rules),
+            "cause": p.line(),
+            "refusal": p.refusal or None,
+            "status": p.status,
+            "first_rule": p.rules[0],
+        }
+        for p in failure_patterns(document)
+    ]
 
 
 def _families(results: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:

@@ -279,6 +279,23 @@ def _known_failures(documents: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def _root_causes(documents: Sequence[Mapping[str, Any]]) -> str:
+    """The failures that share one cause, largest group first (harness/report/patterns.py), ahead of the list."""
+    from harness.report.patterns import failure_patterns
+
+    items = [p for doc in documents for p in failure_patterns(doc)]
+    if not items:
+        return ""
+    rows = "".join(
+        f"<li>{esc(p.line())} <span class=\"muted\">(first: <code>{esc(p.rules[0])}</code>)</span></li>" for p in items
+    )
+    return (
+        f'<section><h2>Root causes <span class="count">{len(items)}</span></h2><p class="muted">Failures that '
+        "share one cause, each said once: fix these first.</p>"
+        f"<ul>{rows}</ul></section>"
+    )
+
+
 def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
     """The whole certificate page for one run (one results document per profile)."""
     anchors: dict[tuple[int, int], str] = {}
@@ -308,6 +325,7 @@ def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
         "script-src 'unsafe-inline'; img-src data:\">"
         f"<title>gateway-conformance {esc(overall)} — {esc(names)}</title><style>{CSS}</style></head><body>"
         f"{_header(documents)}<main>"
+        f"{_root_causes(documents)}"
         f'<section><h2>Totals per area</h2><div class="areagrid">{areas}</div></section>'
         f"<section><h2>Rules</h2>{_rules_table(documents, anchors)}</section>"
         f"{failure_section}{_known_failures(documents)}</main>"

@@ -1,5 +1,11 @@
 """Many rules failing the same way usually share one cause (wrong model ids, an undeclared feature, the
-base path): find such groups in a results document and name the likely cause once. Pure."""
+base path, a request the provider refuses): find such groups in a results document and name the cause once,
+largest first, so a run of 150 failures reads as the two or three fixes it needs. Pure.
+
+The strongest evidence comes first: where the replay upstream refused what the gateway sent, as the provider
+would (its `provider_refusal`, harness/replay/validate.py), the failures are grouped by that refusal, whatever
+the gateway then answered its client (a 400 passed on, a 500, a 200 from a retry): the refusal is the cause.
+Otherwise by the gateway's own answer (status, error code and type, and its normalised message)."""
 
 from __future__ import annotations
 
@@ -21,8 +27,17 @@ class Pattern:
     rules: tuple[str, ...]
     cause: str
     message: str = ""  # the shared error message, normalised (what tells two causes of one status apart)
+    refusal: str = ""  # the provider's refusal of what the gateway sent, when that is the shared cause
+    of: int = 0  # the failed results of the run, for "N of M failures"
+    results: int = 0  # the failed results (variants) in this group
 
     def line(self) -> str:
+        if self.refusal:
+            share = f"{self.results} of {self.of} failures" if self.of else f"{self.results} failures"
+            return (
+                f"{share} ({len(self.rules)} {self.profile} rules): the provider refused the request the gateway "
+                f"sent: “{self.refusal}” — {self.cause}"
+            )
         answer = f"HTTP {self.status}" if self.status is not None else "no answer"
         if self.code:
             answer += f" {self.code}"
@@ -83,15 +98,65 @@ def _cause(profile: str, status: int | None, code: str | None, message: str, exp
     return f"one cause is likely; compare the first failure's exchange in the certificate ({roles})"
 
 
+def _refusal(result: Mapping[str, Any]) -> str | None:
+    """The replay upstream's refusal of the first upstream call it refused, as the provider would have."""
+    for call in (result.get("exchange") or {}).get("upstream") or []:
+        refused = (call.get("served") or {}).get("provider_refusal")
+        if refused:
+            return str(refused)
+    return None
+
+
+def _refusal_cause(refusal: str) -> str:
+    """What the gateway should change, read from the refusal's words (the replay's messages are Anthropic's,
+    OpenAI's and Gemini's own: `max_tokens: Field required`, `Extra inputs are not permitted`, …)."""
+    text = refusal.lower()
+    field = re.match(r"^\s*([A-Za-z_][\w.\[\]]*)\s*:", refusal)
+    name = f"`{field.group(1)}`" if field else "the field it names"
+    if "required" in text or "missing" in text:
+        return f"the gateway sent no {name}: send it (the client's, or a default) on every request"
+    if "extra inputs" in text or "not permitted" in text or "unknown" in text or "unrecognized" in text:
+        return f"the gateway sent {name}, which the provider does not take: drop or translate it"
+    if "unsupported" in text:
+        return f"the gateway sent {name} in a form this model refuses: translate it as the provider documents"
+    return "the gateway's request is not one the provider accepts: compare the first failure's upstream request"
+
+
 def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) -> list[Pattern]:
-    """Groups of at least `min_group` FAIL/WARN results whose answers share status and error code."""
+    """Groups of at least `min_group` FAIL/WARN results that share one cause, largest first."""
+    failed = [r for r in document["results"] if r["outcome"] in ("FAIL", "WARN") and r.get("exchange")]
+    name = document["profile"]["name"]
+    patterns = []
+    refused: dict[str, list[Mapping[str, Any]]] = {}
+    raw_refusal: dict[str, str] = {}
+    rest = []
+    for r in failed:
+        refusal = _refusal(r)
+        if refusal is None:
+            rest.append(r)
+            continue
+        refused.setdefault(normalised(refusal), []).append(r)
+        raw_refusal.setdefault(normalised(refusal), refusal)
+    for norm, results in refused.items():
+        rules = tuple(dict.fromkeys(r["rule_id"] for r in results))
+        if len(rules) < min_group:
+            rest += results
+            continue
+        refusal = raw_refusal[norm]
+        patterns.append(
+            Pattern(name, None, None, rules, _refusal_cause(refusal), norm, refusal[:160], len(failed), len(results))
+        )
+    return sorted(patterns, key=lambda p: -p.results) + _answer_patterns(rest, name, min_group, len(failed))
+
+
+def _answer_patterns(
+    failed: Sequence[Mapping[str, Any]], name: str, min_group: int, of: int
+) -> list[Pattern]:
     # Grouped by the answer's status, error code and type, and its normalised message: one status can have
     # several causes (a 400 for max_tokens and a 400 for an unknown field are two lines, each with its cause).
     groups: dict[tuple[int | None, str | None, str | None, str], list[Mapping[str, Any]]] = {}
     messages: dict[tuple[int | None, str | None, str | None, str], str] = {}
-    for r in document["results"]:
-        if r["outcome"] not in ("FAIL", "WARN") or not r.get("exchange"):
-            continue
+    for r in failed:
         status, code, kind, message = _answer(r)
         key = (status, code, kind, normalised(message))
         groups.setdefault(key, []).append(r)
@@ -105,7 +170,6 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
             any(v["check"] == "status" and _is_error_status(v.get("expected")) for v in r["violations"])
             for r in results
         )
-        name = document["profile"]["name"]
         patterns.append(
             Pattern(
                 name,
@@ -114,6 +178,8 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
                 rules,
                 _cause(name, status, code, messages[(status, code, kind, norm)], expected_error),
                 norm,
+                of=of,
+                results=len(results),
             )
         )
     return patterns
