@@ -107,6 +107,10 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
                 "cassette": c.served.cassette,
                 "interaction": c.served.interaction,
             }
+            if (
+                c.served.provider_refusal
+            ):  # the replay refused the request as the provider would: a root cause
+                served["provider_refusal"] = str(c.served.provider_refusal)
         return {
             "method": c.method,
             "path": c.path,

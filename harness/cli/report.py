@@ -26,6 +26,12 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="DIR",
         help="instead: the table of every conformance report (*.yaml) under DIR (implementations.md, .html)",
     )
+    p.add_argument(
+        "--readme",
+        type=Path,
+        metavar="FILE",
+        help="with --implementations: also put the table into FILE between its implementations-table markers",
+    )
     p.set_defaults(func=report)
     v = sub.add_parser(
         "verify-report",
@@ -59,6 +65,11 @@ def report(args: argparse.Namespace) -> int:
             raise ConfigError("give results.json file(s) or --implementations DIR, not both or neither")
         for path in write_implementations(args.implementations, args.out):
             print(path)
+        if args.readme is not None:
+            from harness.conformance.publish import splice_table
+
+            splice_table(args.readme, args.implementations)
+            print(args.readme)
         return EXIT_OK
     documents = [load_results(path) for path in args.results]
     try:

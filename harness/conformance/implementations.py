@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.report.assets import CSS
 from harness.report.atoms import esc
+from harness.report.patterns import failure_patterns
 
 # The certificate's chip colours, by what a result means for a client.
 _CHIP = {"success": "o-PASS", "partial": "o-WARN", "failure": "o-FAIL", "not-claimed": "o-NOT_APPLICABLE"}
@@ -116,6 +117,65 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
+def exchange_name(result: Mapping[str, Any]) -> str:
+    """The stored exchange of one FAIL/WARN result, beside its results.json: exchanges/<rule>[<variant>].json."""
+    variant = ",".join(f"{k}={v}" for k, v in sorted((result.get("variant") or {}).items()))
+    slug = str(result["rule_id"]).replace("/", "--") + (f"[{variant}]" if variant else "")
+    return f"exchanges/{slug}.json"
+
+
+def _first_message(result: Mapping[str, Any]) -> str:
+    for v in result.get("violations") or ():
+        return str(v.get("message") or "")
+    return str(result.get("reason") or "")
+
+
+def findings_markdown(
+    reports: Sequence[tuple[str, Mapping[str, Any]]], results: Mapping[str, Mapping[str, Any]], base: str = ""
+) -> str:
+    """Per stored run: its set-up, its root causes, then every failing rule with its first violation and a link
+    to the stored exchange (`base` prefixes the links: the folder as seen from where the text is read)."""
+    out: list[str] = []
+    for source, report in sorted(reports, key=lambda sr: sr[0]):
+        impl = report["implementation"]
+        folder = source.rsplit("/", 1)[0] if "/" in source else ""
+        link = f"{base}{folder}/" if folder else base
+        setup = impl.get("setup") or {}
+        for p in report["profiles"]:
+            out += ["", f"**{_md(implementation_name(impl))} {_md(str(impl.get('version') or ''))}, profile "
+                    f"`{p['name']}`** ({report['mode']}, {str(report['date'])[:10]}; `{_md(source)}`)"]  # fmt: skip
+            if setup:
+                out.append(f"- set-up: {_md(setup.get('summary', ''))}")
+                for line in [*setup.get("config", ()), *setup.get("pins", ())]:
+                    out.append(f"  - {_md(line)}")
+            depends = setup.get("depends") or {}
+            doc = results.get(source)
+            if doc is None:
+                for cause in p.get("root_causes") or ():
+                    out.append(f"- root cause: {_md(cause['cause'])} (e.g. `{cause['first_rule']}`)")
+                continue
+            failing: dict[str, Mapping[str, Any]] = {}
+            for r in doc["results"]:
+                if r["outcome"] in ("FAIL", "WARN") and r["profile"] == p["name"]:
+                    failing.setdefault(str(r["rule_id"]), r)
+            covered: set[str] = set()
+            for pattern in failure_patterns(doc):
+                first = failing.get(pattern.rules[0])
+                shown = f" ([exchange]({link}{exchange_name(first)}))" if first else ""
+                out.append(f"- root cause: {_md(pattern.line())}{shown}; its rules: "
+                           + ", ".join(f"`{r}`" for r in pattern.rules))  # fmt: skip
+                covered |= set(pattern.rules)
+            for rule, r in sorted(failing.items()):
+                if rule in covered:
+                    continue
+                note = f" — depends on the set-up: {_md(depends[rule])}" if rule in depends else ""
+                out.append(
+                    f"- {r['outcome']} `{rule}` ({r['level']}): {_md(_first_message(r))[:220]} "
+                    f"([exchange]({link}{exchange_name(r)})){note}"
+                )
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
 def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     table = rows(reports)
     lines = [
@@ -125,8 +185,8 @@ def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -
         "`success` = every core MUST rule variant passed and every core rule ran; features: the extended "
         "features the implementation declared, each with its result.",
         "",
-        "| implementation | version | date | profile | mode | core | features | not claimed | kill rate | suite | report |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| implementation | version | set-up | date | profile | mode | core | features | not claimed | kill rate | suite | report |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table:
         name = _md(implementation_name(r.implementation))
@@ -134,7 +194,8 @@ def implementations_markdown(reports: Sequence[tuple[str, Mapping[str, Any]]]) -
         shown = f"[{name}]({url.replace(')', '%29')})" if url else name
         features = ", ".join(f"{f}: {res}" for f, res in r.features) or "—"
         lines.append(
-            f"| {shown} | {_md(str(r.implementation.get('version') or '—'))} | {r.date[:10]} | {_md(_profile(r))} "
+            f"| {shown} | {_md(str(r.implementation.get('version') or '—'))} "
+            f"| {_md(str((r.implementation.get('setup') or {}).get('summary') or '—'))} | {r.date[:10]} | {_md(_profile(r))} "
             f"| {r.mode} | {_core_text(r)} | {_md(features)} | {_md(', '.join(r.unsupported) or '—')} "
             f"| {_rate(r)} | {_md(r.suite)} | `{_md(r.source)}` |"
         )

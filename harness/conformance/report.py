@@ -70,15 +70,21 @@ class Implementation:
     version: str | None = None
     url: str | None = None
     contact: str | None = None
+    # How it was set up for the run (its config, flags, pinned dependencies) and which results depend on that:
+    # a vendor tells configuration from behaviour (issue 33). Only in the report when given.
+    setup: Mapping[str, Any] | None = None
 
-    def as_dict(self) -> dict[str, str | None]:
-        return {
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "organization": self.organization,
             "project": self.project,
             "version": self.version,
             "url": self.url,
             "contact": self.contact,
         }
+        if self.setup is not None:
+            out["setup"] = dict(self.setup)
+        return out
 
 
 @dataclass(frozen=True)

@@ -287,7 +287,8 @@ def _root_causes(documents: Sequence[Mapping[str, Any]]) -> str:
     if not items:
         return ""
     rows = "".join(
-        f"<li>{esc(p.line())} <span class=\"muted\">(first: <code>{esc(p.rules[0])}</code>)</span></li>" for p in items
+        f'<li>{esc(p.line())} <span class="muted">(first: <code>{esc(p.rules[0])}</code>)</span></li>'
+        for p in items
     )
     return (
         f'<section><h2>Root causes <span class="count">{len(items)}</span></h2><p class="muted">Failures that '

@@ -39,7 +39,7 @@ class Pattern:
                 f"sent: “{self.refusal}” — {self.cause}"
             )
         answer = f"HTTP {self.status}" if self.status is not None else "no answer"
-        if self.code:
+        if self.code and self.code != str(self.status):
             answer += f" {self.code}"
         if self.message:
             answer += f": “{self.message}”"
@@ -83,6 +83,11 @@ def _cause(profile: str, status: int | None, code: str | None, message: str, exp
     roles = f"gateway-conformance roles --profile {profile}"
     if status in (401, 403):
         return "the gateway refuses the key: check GC_GATEWAY_KEY / --gateway-key"
+    if status is not None and 200 <= status < 300 and not expected_error and message:
+        # the message is the shared violation: the same check fails the same way (what it quotes is not a cause)
+        return "the same check fails the same way in each: the first failure's exchange shows what the gateway sent or answered"
+    if "does not support parameters" in text or "unsupported param" in text:
+        return "the gateway refuses a request parameter it does not translate for this provider (see the message)"
     if "model" in text or "route" in text or "deployment" in text:
         return (
             f"likely the model ids: map the profile's model roles to your gateway's ids with --model-map "
@@ -110,8 +115,11 @@ def _refusal(result: Mapping[str, Any]) -> str | None:
 def _refusal_cause(refusal: str) -> str:
     """What the gateway should change, read from the refusal's words (the replay's messages are Anthropic's,
     OpenAI's and Gemini's own: `max_tokens: Field required`, `Extra inputs are not permitted`, …)."""
-    text = refusal.lower()
-    field = re.match(r"^\s*([A-Za-z_][\w.\[\]]*)\s*:", refusal)
+    said = refusal.split("provider): ", 1)[
+        -1
+    ]  # the replay's own prefix, "… (validating like the provider): "
+    text = said.lower()
+    field = re.match(r"^\s*([A-Za-z_][\w.\[\]]*)\s*:", said)
     name = f"`{field.group(1)}`" if field else "the field it names"
     if "required" in text or "missing" in text:
         return f"the gateway sent no {name}: send it (the client's, or a default) on every request"
@@ -119,7 +127,9 @@ def _refusal_cause(refusal: str) -> str:
         return f"the gateway sent {name}, which the provider does not take: drop or translate it"
     if "unsupported" in text:
         return f"the gateway sent {name} in a form this model refuses: translate it as the provider documents"
-    return "the gateway's request is not one the provider accepts: compare the first failure's upstream request"
+    return (
+        "the gateway's request is not one the provider accepts: compare the first failure's upstream request"
+    )
 
 
 def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) -> list[Pattern]:
@@ -144,7 +154,17 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
             continue
         refusal = raw_refusal[norm]
         patterns.append(
-            Pattern(name, None, None, rules, _refusal_cause(refusal), norm, refusal[:160], len(failed), len(results))
+            Pattern(
+                name,
+                None,
+                None,
+                rules,
+                _refusal_cause(refusal),
+                norm,
+                refusal[:160],
+                len(failed),
+                len(results),
+            )
         )
     return sorted(patterns, key=lambda p: -p.results) + _answer_patterns(rest, name, min_group, len(failed))
 
@@ -158,6 +178,10 @@ def _answer_patterns(
     messages: dict[tuple[int | None, str | None, str | None, str], str] = {}
     for r in failed:
         status, code, kind, message = _answer(r)
+        if status is not None and 200 <= status < 300:
+            # an answer that succeeded says nothing about the cause: the first violation does (the same
+            # field missing upstream, the same header absent, …)
+            message = _first_violation(r)
         key = (status, code, kind, normalised(message))
         groups.setdefault(key, []).append(r)
         messages.setdefault(key, message)
@@ -183,6 +207,12 @@ def _answer_patterns(
             )
         )
     return patterns
+
+
+def _first_violation(result: Mapping[str, Any]) -> str:
+    for v in result.get("violations") or ():
+        return f"{v.get('path') or v.get('check')}: {v.get('message') or ''}"
+    return ""
 
 
 def _is_error_status(expected: Any) -> bool:

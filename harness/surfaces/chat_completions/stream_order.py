@@ -83,7 +83,11 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         state.add(where, "well-formed SSE", problem.kind, f"{problem.message} (byte {problem.offset})")
     _comments(options.get("comments", "allowed"), view, state)
     _payload_shapes(view, state)
-    _walk(view, state, options.get("first_delta", DEFAULT_FIRST_DELTA))
+    # Usage on a chunk with choices breaks the one-usage-chunk sentence only where a usage chunk was asked for
+    # (include_usage, or a rule that requires one); unasked, it is the SHOULD "no usage unasked" (S32), judged
+    # by its own rule and never by a MUST rule that leaves the usage chunk optional (audit D2).
+    unasked = options.get("usage_chunk") == "optional" and not chat.requested_usage(exchange)
+    _walk(view, state, options.get("first_delta", DEFAULT_FIRST_DELTA), judge_usage=not unasked)
     error_expected = options.get("error", False) is True
     _done(options.get("done", "required"), view, state)
     _identity(state)
@@ -141,7 +145,7 @@ def _payload_shapes(view: reading.StreamView, state: _State) -> None:
             )
 
 
-def _walk(view: reading.StreamView, state: _State, first_delta: Any) -> None:
+def _walk(view: reading.StreamView, state: _State, first_delta: Any, judge_usage: bool = True) -> None:
     first_checked = False
     for payload in view.payloads:
         index = payload.event.index
@@ -179,7 +183,7 @@ def _walk(view: reading.StreamView, state: _State, first_delta: Any) -> None:
                 )
                 first_checked = True
             continue
-        if usage is not None:
+        if usage is not None and judge_usage:
             state.add(
                 f"{where}.usage",
                 None,

@@ -25,6 +25,9 @@ GOOD = [
     # A failed stream's usage chunk is judged only as the rule says (EZAT bans it; LYRouter's doc is silent).
     ("error_with_usage", {"error": True}, {"include_usage": True}),
     ("error_with_usage", {"error": True}, {}),
+    # Audit D2: usage on every chunk, unasked, is the SHOULD rule's (no-usage-unasked), not a MUST rule's that
+    # leaves the usage chunk optional.
+    ("usage_every_chunk", {"usage_chunk": "optional"}, {}),
 ]
 
 
@@ -47,6 +50,20 @@ BAD = [
     ("done_without_data", {}, {}, "does not end with data: [DONE]", "stream"),
     ("done_unterminated", {}, {}, "ends inside an event", "stream[4]"),
     ("usage_every_chunk", {}, {"include_usage": True}, "usage on a chunk with choices", "stream[0].usage"),
+    (
+        "usage_every_chunk",
+        {"usage_chunk": "optional"},
+        {"include_usage": True},
+        "usage on a chunk with choices",
+        "stream[0].usage",
+    ),
+    (
+        "usage_every_chunk",
+        {"usage_chunk": "forbidden"},
+        {},
+        "usage on a chunk with choices",
+        "stream[0].usage",
+    ),
     ("usage_before_finish", {}, {"include_usage": True}, "a chunk after the usage chunk", "stream[4]"),
     (
         "usage_before_finish",

@@ -369,7 +369,7 @@ def test_a_folder_of_reports_renders_as_one_table(certified: Path, tmp_path: Pat
     md = (out / "implementations.md").read_text(encoding="utf-8")
     rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert len(rows) == 2
-    assert rows[0].startswith("| Acme &lt;b> / acme-gw | 2.4.1 | 2026-09-21 | p | replay |"), rows[0]
+    assert rows[0].startswith("| Acme &lt;b> / acme-gw | 2.4.1 | — | 2026-09-21 | p | replay |"), rows[0]
     assert "| success (" in rows[0] and "vision: failure" in rows[0] and "cache, slow, tools" in rows[0]
     assert (
         "reference gateway (embedded)" in rows[1]

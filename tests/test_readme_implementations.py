@@ -1,0 +1,80 @@
+"""The README's claims about real gateways are the stored runs' (issue 33): its table is what `report
+--implementations implementations` makes of the stored reports, implementations/implementations.md is what it
+writes, every link there reaches a stored exchange, each report is the digest of the results beside it, and
+every rule the README's short read names against a vendor failed in that vendor's stored runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from harness.conformance.implementations import findings_markdown, implementations_markdown
+from harness.conformance.publish import TABLE_BEGIN, TABLE_END, load_folder, readme_table, stored_results
+from harness.conformance.report import outcomes_digest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "implementations"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_table_is_the_stored_reports_table() -> None:
+    start = README.index(TABLE_BEGIN)
+    shown = README[README.index("\n", start) + 1 : README.index(TABLE_END, start)].strip()
+    assert shown == readme_table(FOLDER), (
+        "regenerate: gateway-conformance report --implementations implementations --out implementations --readme README.md"
+    )
+
+
+def test_implementations_md_is_what_report_writes() -> None:
+    reports = load_folder(FOLDER)
+    want = (
+        implementations_markdown(reports)
+        + "\n"
+        + findings_markdown(reports, stored_results(FOLDER, reports), "")
+    )
+    assert (FOLDER / "implementations.md").read_text(encoding="utf-8") == want
+
+
+def test_every_exchange_link_is_stored() -> None:
+    text = (FOLDER / "implementations.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)]+\.json)\)", text)
+    assert links
+    missing = [link for link in links if not (FOLDER / link).is_file()]
+    assert missing == []
+
+
+def test_each_report_is_the_digest_of_its_results() -> None:
+    for report_path in FOLDER.rglob("conformance-report.yaml"):
+        report = yaml.safe_load(report_path.read_text(encoding="utf-8"))
+        results = json.loads((report_path.parent / "results.json").read_text(encoding="utf-8"))
+        (profile,) = report["profiles"]
+        assert profile["outcomes_sha256"] == outcomes_digest(results["results"]), report_path
+        impl = report["implementation"]
+        assert impl["version"] and impl["setup"]["summary"], f"{report_path}: version and set-up"
+
+
+def _failing(peer: str) -> set[str]:
+    out = set()
+    for path in FOLDER.glob(f"{peer}-*/*/results.json"):
+        out |= {
+            r["rule_id"] for r in json.loads(path.read_text())["results"] if r["outcome"] in ("FAIL", "WARN")
+        }
+    return out
+
+
+def test_every_rule_the_readme_names_against_a_vendor_failed_in_its_stored_runs() -> None:
+    read = README[README.index("## Real gateways: LiteLLM and Portkey") :]
+    read = read[: read.index("\n## ")]
+    for peer, name in (("portkey", "**Portkey"), ("litellm", "**LiteLLM")):
+        bullet = read[read.index(f"- {name}") :]
+        bullet = bullet[: bullet.find("\n- ", 3) if "\n- " in bullet[3:] else len(bullet)]
+        claimed = set(
+            re.findall(
+                r"`((?:openai|anthropic|ezat)/[a-z0-9-]+/[a-z0-9-]+)`", bullet.split("Not found on")[0]
+            )
+        )
+        assert claimed, peer
+        assert claimed <= _failing(peer), f"{peer}: named but not failing: {sorted(claimed - _failing(peer))}"
