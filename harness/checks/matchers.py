@@ -29,6 +29,7 @@ MATCHER_KEYS: Final = frozenset(
         "not_equals",
         "absent",
         "exists",
+        "distinct",
         "matches",
         "type",
         "length",
@@ -103,7 +104,16 @@ def match_values(
             if needle in text:
                 yield violation({"excludes": needle}, value, "holds text it must not hold")
 
-    value_keys = [k for k in resolved if k not in ("absent", "exists", "excludes")]
+    if resolved.get("distinct") is True:
+        # Over every match at once: no two equal (each tool call its own id). Vacuous for 0 or 1 match.
+        seen: list[Any] = []
+        for value in values:
+            if any(json_equal(value, earlier) for earlier in seen):
+                yield violation("distinct values", value, "a value repeats: expected each to be different")
+                break
+            seen.append(value)
+
+    value_keys = [k for k in resolved if k not in ("absent", "exists", "excludes", "distinct")]
     if not value_keys:
         return
     if not values:
