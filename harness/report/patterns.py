@@ -210,8 +210,10 @@ def _answer_patterns(
 
 
 def _first_violation(result: Mapping[str, Any]) -> str:
+    """The first violation other than the status (which the answer's line already says)."""
     for v in result.get("violations") or ():
-        return f"{v.get('path') or v.get('check')}: {v.get('message') or ''}"
+        if v.get("check") != "status":
+            return f"{v.get('path') or v.get('check')}: {v.get('message') or ''}"
     return ""
 
 
