@@ -125,29 +125,25 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         timeout = self._timeout(request.extensions.get("timeout", {}))
         url = URL(str(request.url), encoded=True)
         attempt = SimpleNamespace(reused=False)
+
+        def send(on: aiohttp.ClientSession, context: SimpleNamespace) -> Any:
+            return on.request(
+                request.method,
+                url,
+                headers=headers,
+                data=content or None,
+                allow_redirects=False,
+                timeout=timeout,
+                trace_request_ctx=context,
+            )
+
         try:
             try:
-                response = await session.request(
-                    request.method,
-                    url,
-                    headers=headers,
-                    data=content or None,
-                    allow_redirects=False,
-                    timeout=timeout,
-                    trace_request_ctx=attempt,
-                )
+                response = await send(session, attempt)
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                 if not (attempt.reused and _before_any_byte(exc)):
                     raise
-                response = await self._retry_session().request(
-                    request.method,
-                    url,
-                    headers=headers,
-                    data=content or None,
-                    allow_redirects=False,
-                    timeout=timeout,
-                    trace_request_ctx=SimpleNamespace(reused=False),
-                )
+                response = await send(self._retry_session(), SimpleNamespace(reused=False))
         except _FAILURES as exc:
             raise _httpx_error(exc, request) from exc
         return httpx.Response(
