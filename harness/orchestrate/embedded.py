@@ -59,13 +59,19 @@ class Embedded:
     nonstream_timeout: float | None
     gateway: str = ""  # the reference gateway profile started for this catalog (profile openai: another's)
     model_map: str | None = None  # its ids for the catalog's model roles, when the catalog is not its own
+    # Where a documented gateway deviates from another catalog's MUST by its own documentation (LYRouter's 503
+    # for an unknown model against OpenAI's 404), the deviation is declared as a vendor would declare it: an
+    # expectations file beside the model map (XFAIL with the doc's reason; passing it would be XPASS, a failure).
+    expectations: str | None = None
 
     def plugin_args(self) -> list[str]:
         """The plugin arguments that state its keep-alive silence and, where the profile has one, its
-        non-streaming limit."""
+        non-streaming limit and its declared deviations."""
         args = ["--keepalive-silence", f"{self.keepalive_silence:g}"]
         limit = self.nonstream_timeout
-        return args if limit is None else [*args, "--nonstream-timeout", f"{limit:g}"]
+        if limit is not None:
+            args += ["--nonstream-timeout", f"{limit:g}"]
+        return args if self.expectations is None else [*args, "--expectations", self.expectations]
 
 
 def embedded(profile: str, gateway: str | None = None) -> Embedded:
@@ -83,6 +89,7 @@ def embedded(profile: str, gateway: str | None = None) -> Embedded:
         nonstream_timeout=EMBEDDED_NONSTREAM_TIMEOUT.get(gateway) if claimed is None else None,
         gateway=gateway,
         model_map=None if gateway == profile else reference_model_map(gateway, profile),
+        expectations=None if gateway == profile else reference_model_map(gateway, f"{profile}-expectations"),
     )
 
 
