@@ -23,7 +23,15 @@ from harness.cassette.matching import match
 from harness.errors import ReplayConfigError
 from harness.families import endpoint_family, endpoint_kind
 from harness.replay.files import serve_file
-from harness.replay.plan import Plan, PlannedAnswer, cassette_answer, error_body, fault_answer, plan_answer
+from harness.replay.plan import (
+    Plan,
+    PlannedAnswer,
+    as_asked,
+    cassette_answer,
+    error_body,
+    fault_answer,
+    plan_answer,
+)
 from harness.replay.sending import PlanResponse
 from harness.replay.state import Case, ReplayState, encode_body
 from harness.replay.validate import refusal
@@ -139,7 +147,7 @@ class ReplayEndpoints:
                 sse=False,
             )
         else:
-            answer = self._answer(case, kind, request.method, path, body_json)
+            answer = as_asked(self._answer(case, kind, request.method, path, body_json), kind, body_json)
         plan = plan_answer(answer, case.upstream if problem is None else {}, kind)
         # Recorded before sending: the harness may ask as soon as the gateway has answered.
         call["served"] = {**_served_record(plan, answer), "provider_refusal": problem}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.cassette.document import Cassette
@@ -55,6 +55,36 @@ class Plan:
     @property
     def body(self) -> bytes:
         return b"".join(c for _, c in self.chunks)
+
+
+def as_asked(answer: PlannedAnswer, kind: str | None, request: Any) -> PlannedAnswer:
+    """An OpenAI-family stream as OpenAI sends it for this request: the `choices: []` usage chunk and the
+    chunks' `usage` keys only when the request asked for them (`stream_options.include_usage`; OpenAI's
+    chunk object: usage is "only present when you set stream_options"). A cassette recorded with them would
+    otherwise hand a gateway that never asked a chunk the provider would not have sent (audit D5)."""
+    if kind != "openai.chat" or not answer.sse or answer.status != 200:
+        return answer
+    options = request.get("stream_options") if isinstance(request, Mapping) else None
+    if isinstance(options, Mapping) and options.get("include_usage") is True:
+        return answer
+    kept: list[bytes] = []
+    changed = False
+    for event in split_events(answer.body):
+        head, sep, rest = event.partition(b"data:")
+        try:
+            chunk = json.loads(rest) if sep and rest.strip() and rest.strip() != b"[DONE]" else None
+        except ValueError:
+            chunk = None
+        if not isinstance(chunk, dict) or "usage" not in chunk:
+            kept.append(event)
+            continue
+        changed = True
+        if chunk.get("choices") == []:
+            continue  # the usage chunk itself
+        del chunk["usage"]
+        ending = event[len(event.rstrip(b"\r\n")) :]
+        kept.append(head + b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + ending)
+    return replace(answer, body=b"".join(kept)) if changed else answer
 
 
 def split_events(body: bytes) -> list[bytes]:
