@@ -78,3 +78,16 @@ def test_every_rule_the_readme_names_against_a_vendor_failed_in_its_stored_runs(
         )
         assert claimed, peer
         assert claimed <= _failing(peer), f"{peer}: named but not failing: {sorted(claimed - _failing(peer))}"
+
+
+def test_each_stored_report_verifies_against_this_suite() -> None:
+    """The README's verify-report command holds for every stored run: same suite version, catalog and cassette
+    digest. A catalog change makes this fail until the peers are re-run (peers/certify.sh, about 3 minutes):
+    a stored verdict about a vendor is always one this tree reproduces."""
+    from harness.conformance.publish import verify, verify_results
+
+    for report_path in FOLDER.rglob("conformance-report.yaml"):
+        report = yaml.safe_load(report_path.read_text(encoding="utf-8"))
+        results = json.loads((report_path.parent / "results.json").read_text(encoding="utf-8"))
+        problems = verify(report) + verify_results(report, [results])
+        assert problems == [], f"{report_path}: {problems} (re-run: PEERS=/tmp/gc-peers bash peers/certify.sh)"
