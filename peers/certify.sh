@@ -16,7 +16,8 @@ for a in "$@"; do case "$a" in litellm|portkey) peers+=("$a") ;; anthropic|opena
 [ ${#profiles[@]} -gt 0 ] || profiles=(anthropic openai ezat)
 map() {  # profile -> a model map for the peers' one model (claude-test); every other role of ezat null
   case "$1" in
-    anthropic|openai) printf 'MODEL: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
+    anthropic) printf 'MODEL: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
+    openai) printf 'MODEL: claude-test\nMODEL_SAMPLING: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
     ezat) printf 'MODEL: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\nMODEL_NOT_PERMITTED: null\nMODEL_NO_CACHE: null\nMODEL_NO_FORCED_TOOL: null\nMODEL_SAMPLING: null\nMODEL_SMALL_OUTPUT: null\n' ;;
   esac
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -228,12 +229,38 @@ def _source_problems(i: int, block: Mapping[str, Any]) -> Iterator[str]:
         yield f"messages.{i}: {block.get('type')} source data does not decode to {media}"
 
 
+# OpenAI's reasoning models (the o-series, gpt-5 and later): what api.openai.com refuses on chat completions
+# for them (openai-python's completion_create_params: max_tokens "is not compatible with o-series models";
+# temperature and top_p take only their default 1; logprobs is not offered).
+REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)")
+
+
+def reasoning_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    model = body.get("model")
+    if not isinstance(model, str) or not REASONING_MODEL.match(model):
+        return
+    if "max_tokens" in body and body["max_tokens"] is not None:
+        yield Problem.of(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+            "instead.", "max_tokens", "unsupported_parameter")  # fmt: skip
+    for name in ("temperature", "top_p"):
+        value = body.get(name)
+        if value is not None and value != 1:
+            yield Problem.of(
+                f"Unsupported value: '{name}' does not support {value} with this model. Only the default (1) "
+                "value is supported.", name, "unsupported_value")  # fmt: skip
+    if body.get("logprobs") is True:
+        yield Problem.of("Unsupported parameter: 'logprobs' is not supported with this model.", "logprobs",
+                         "unsupported_parameter")  # fmt: skip
+
+
 def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         yield "messages: at least one message is required"
         return
     yield from openai_integer_problems(body)
+    yield from reasoning_problems(body)
     yield from _range(body, "temperature", 0, 2)
     yield from _range(body, "top_p", 0, 1)
     yield from _range(body, "presence_penalty", -2, 2)

@@ -79,7 +79,9 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
             messages.append({"role": "user", "content": parts})
     chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
     if "max_tokens" in body:
-        chat["max_tokens"] = body["max_tokens"]
+        # the current field: OpenAI's reasoning models refuse max_tokens (openai-python: "not compatible with
+        # o-series models"), and every chat flow reads max_completion_tokens first
+        chat["max_completion_tokens"] = body["max_tokens"]
     for name in ("temperature", "top_p"):
         if name in body:
             chat[name] = body[name]

@@ -198,3 +198,19 @@ def test_the_openai_refusal_carries_its_param_and_code() -> None:
     )
     assert body["error"]["param"] == "seed" and body["error"]["code"] == "invalid_type"
     assert "expected an integer, but got a decimal number instead" in body["error"]["message"]
+
+
+def test_reasoning_models_refuse_what_openai_refuses_for_them() -> None:
+    """Audit D6: OpenAI's reasoning models take only the default temperature and top_p, refuse max_tokens
+    (max_completion_tokens instead) and logprobs; other models take them."""
+    from harness.replay.validate import refusal
+
+    base = {"messages": [{"role": "user", "content": "hi"}]}
+    for model in ("gpt-5.5", "o3-mini", "openai/gpt-5"):
+        for extra, code in (({"temperature": 1.5}, "unsupported_value"), ({"top_p": 0.5}, "unsupported_value"),
+                            ({"max_tokens": 55}, "unsupported_parameter"), ({"logprobs": True}, "unsupported_parameter")):  # fmt: skip
+            problem = refusal("openai.chat", {**base, "model": model, **extra})
+            assert problem is not None and problem.code == code, (model, extra)
+        assert refusal("openai.chat", {**base, "model": model, "temperature": 1, "max_completion_tokens": 55}) is None
+    for extra in ({"temperature": 1.5}, {"max_tokens": 55}, {"logprobs": True}):
+        assert refusal("openai.chat", {**base, "model": "gpt-4.1", **extra}) is None
