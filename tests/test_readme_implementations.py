@@ -90,4 +90,6 @@ def test_each_stored_report_verifies_against_this_suite() -> None:
         report = yaml.safe_load(report_path.read_text(encoding="utf-8"))
         results = json.loads((report_path.parent / "results.json").read_text(encoding="utf-8"))
         problems = verify(report) + verify_results(report, [results])
-        assert problems == [], f"{report_path}: {problems} (re-run: PEERS=/tmp/gc-peers bash peers/certify.sh)"
+        assert problems == [], (
+            f"{report_path}: {problems} (re-run: PEERS=/tmp/gc-peers bash peers/certify.sh)"
+        )

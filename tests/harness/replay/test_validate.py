@@ -211,6 +211,9 @@ def test_reasoning_models_refuse_what_openai_refuses_for_them() -> None:
                             ({"max_tokens": 55}, "unsupported_parameter"), ({"logprobs": True}, "unsupported_parameter")):  # fmt: skip
             problem = refusal("openai.chat", {**base, "model": model, **extra})
             assert problem is not None and problem.code == code, (model, extra)
-        assert refusal("openai.chat", {**base, "model": model, "temperature": 1, "max_completion_tokens": 55}) is None
+        assert (
+            refusal("openai.chat", {**base, "model": model, "temperature": 1, "max_completion_tokens": 55})
+            is None
+        )
     for extra in ({"temperature": 1.5}, {"max_tokens": 55}, {"logprobs": True}):
         assert refusal("openai.chat", {**base, "model": "gpt-4.1", **extra}) is None

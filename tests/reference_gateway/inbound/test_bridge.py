@@ -36,7 +36,12 @@ def test_a_messages_request_becomes_the_chat_body_the_flows_speak() -> None:
         {"role": "tool", "tool_call_id": "toolu_1", "content": "18 C"},
         {"role": "user", "content": [{"type": "text", "text": "Thanks."}]},
     ]  # fmt: skip
-    assert chat["max_completion_tokens"] == 77 and "max_tokens" not in chat and chat["stop"] == ["END"] and chat["user"] == "u1"
+    assert (
+        chat["max_completion_tokens"] == 77
+        and "max_tokens" not in chat
+        and chat["stop"] == ["END"]
+        and chat["user"] == "u1"
+    )
     assert chat["stream_options"] == {"include_usage": True}
     assert chat["tool_choice"] == "required" and chat["parallel_tool_calls"] is False
     assert chat["tools"][0]["function"]["parameters"] == {"type": "object"}
