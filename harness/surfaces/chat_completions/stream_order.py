@@ -46,6 +46,10 @@ class _State:
     usage_at: list[int] = field(default_factory=list)
     finish_events: list[int] = field(default_factory=list)
     errors_at: list[int] = field(default_factory=list)
+    # A continuation fragment repeating `type: "function"` is harmless to openai-python (its delta accumulator
+    # replaces `type` and `index`, concatenating only the rest: lib/streaming/_deltas.py), unlike a repeated id
+    # or name, which it concatenates; judged only where a rule asks (`fragment_type: forbidden`, a SHOULD).
+    type_repeat_judged: bool = False
 
     def add(self, path: str, expected: Any, actual: Any, message: str) -> None:
         self.violations.append(Violation("stream_order", path, short(expected), short(actual), message))
@@ -58,7 +62,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         yield found
         return
     response = exchange.response
-    state = _State()
+    state = _State(type_repeat_judged=options.get("fragment_type") == "forbidden")
     if reading.content_type(response) != "text/event-stream":
         state.add(
             "content-type",
@@ -323,6 +327,8 @@ def _fragment(state: _State, choice: _Choice, where: str, fragment: Any) -> None
                 f"{where}.id", call.id, new_id, f"a different id on index {number}: two calls share one index"
             )
         repeated = [k for k in ("id", "type") if fragment.get(k) is not None]
+        if not state.type_repeat_judged:
+            repeated = [k for k in repeated if k != "type"]
         repeated += ["function.name"] if name is not None else []
         if name == "":
             state.add(f"{where}.function.name", None, "", 'function.name "" on a continuation fragment')

@@ -28,6 +28,9 @@ GOOD = [
     # Audit D2: usage on every chunk, unasked, is the SHOULD rule's (no-usage-unasked), not a MUST rule's that
     # leaves the usage chunk optional.
     ("usage_every_chunk", {"usage_chunk": "optional"}, {}),
+    # Audit D20: a continuation fragment repeating only `type` breaks no official client (openai-python
+    # replaces it); judged only by the SHOULD rule that asks (fragment_type: forbidden).
+    ("tool_type_repeated", {}, {}),
 ]
 
 
@@ -138,6 +141,13 @@ BAD = [
         "stream[3].choices[0].delta.tool_calls[0]",
     ),
     ("tool_id_missing", {}, {}, "has no id", "stream[5].choices[0].delta.tool_calls[0].id"),
+    (
+        "tool_type_repeated",
+        {"fragment_type": "forbidden"},
+        {},
+        "continuation fragment repeats type",
+        "stream[3]",
+    ),
     ("tool_name_empty_continuation", {}, {}, 'function.name "" on a continuation', "stream[3]"),
     ("tool_arguments_object", {}, {}, "arguments is a object, not a string", "stream[3]"),
     (
