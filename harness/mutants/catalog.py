@@ -57,7 +57,9 @@ class Mutant:
         str  # the real bug it models: `owner/repo#N` from docs/real-gateway-bugs.md, or why it is plausible
     )
     profiles: tuple[str, ...] = ("ezat",)
-    when: Mapping[str, Any] | None = None  # gates the answer-side mutations of one exchange
+    when: Mapping[str, Any] | None = (
+        None  # gates the answer-side mutations of one exchange, and (`request`, `stream`) the request-side edits
+    )
     request: tuple[Mapping[str, Any], ...] = ()  # edits of the request body on its way through
     request_headers: Mapping[str, Any] | None = None
     status: Mapping[Any, Any] | None = None
@@ -91,6 +93,17 @@ class Mutant:
     @property
     def touches_stream(self) -> bool:
         return bool(self.chunks or self.stream)
+
+    def request_applies(self, client: Any) -> bool:
+        """Whether the request-side edits apply: `when.request` and `when.stream` read the client's request
+        (a status is not known yet). Without them, every request."""
+        when = self.when or {}
+        if "request" in when and not holds(client, when["request"]):
+            return False
+        return not (
+            "stream" in when
+            and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]
+        )
 
     def applies(self, client: Any, status: int | None, invalid_json: bool = False) -> bool:
         """Whether the answer-side mutations apply to this exchange."""

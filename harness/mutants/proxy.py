@@ -127,7 +127,12 @@ class MutatingProxy:
         if mutant is not None and self.side != mutant_side(mutant):
             mutant = None
         ctx = Context(client=client if not isinstance(client, _Invalid) else None)
-        if mutant is not None and mutant.request and isinstance(parsed, (dict, list)):
+        if (
+            mutant is not None
+            and mutant.request
+            and isinstance(parsed, (dict, list))
+            and mutant.request_applies(None if isinstance(client, _Invalid) else client)
+        ):
             new = apply_edits(parsed, mutant.request, ctx)
             if new != parsed or _encoded(new) != _encoded(parsed):  # the second: key order alone changed
                 body = _encoded(new)
