@@ -26,6 +26,7 @@ _JSONPATH: Final = jsonpath.JSONPathEnvironment(strict=True, filter_caching=Fals
 MATCHER_KEYS: Final = frozenset(
     {
         "equals",
+        "json_equals",
         "not_equals",
         "absent",
         "exists",
@@ -43,6 +44,7 @@ MATCHER_KEYS: Final = frozenset(
 )
 _REF_KEYS: Final = (
     "equals",
+    "json_equals",
     "not_equals",
     "contains",
     "one_of",
@@ -128,6 +130,8 @@ def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[
     if key == "equals":
         if not json_equal(value, expected):
             yield violation(expected, value, "not equal")
+    elif key == "json_equals":
+        yield from _json_equals(expected, value, violation)
     elif key == "not_equals":
         if json_equal(value, expected):
             yield violation({"not": expected}, value, "equal, expected a different value")
@@ -164,6 +168,21 @@ def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[
         yield from _compare(key, expected, value, violation)
     else:
         yield violation({key: expected}, value, f"unknown matcher {key!r}")
+
+
+def _json_equals(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:
+    """A string of JSON text (a tool call's `arguments`) that parses to the expected value: key order, spacing
+    and escapes (`"Osl\\u006f"`) are the writer's choice, the value is not."""
+    if not isinstance(value, str):
+        yield violation({"json_equals": expected}, value, f"expected JSON text, got {json_type(value)}")
+        return
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        yield violation({"json_equals": expected}, value, f"not JSON: {exc}")
+        return
+    if not json_equal(parsed, expected):
+        yield violation({"json_equals": expected}, value, "parses to a different value")
 
 
 def _contains(expected: Any, value: Any, violation: Any) -> Iterator[Violation]:

@@ -88,11 +88,14 @@ def check_stream_matches_nonstream(expected: Any, exchange: Exchange) -> Iterato
             s_choice.get("finish_reason"),
             "streamed finish_reason differs",
         )
-    if isinstance(expected, Mapping) and expected.get("usage") is False:
+    usage_mode = expected.get("usage", "all") if isinstance(expected, Mapping) else "all"
+    if usage_mode is False:
         return  # the profile documents different usage shapes for streams (e.g. LYRouter's Anthropic channels)
     s_usage, n_usage = streamed.document.get("usage"), plain.document.get("usage")
     if s_usage is None and not chat.requested_usage(exchange):
         return  # nothing to compare: the stream was not asked for usage
+    if usage_mode == "documented":
+        s_usage, n_usage = _documented_usage(s_usage), _documented_usage(n_usage)
     for path, s_value, n_value in _leaf_differences(s_usage, n_usage, "usage"):
         yield Violation(
             check, path, short(n_value), short(s_value), "streamed usage differs from non-streamed"
@@ -108,6 +111,31 @@ def _calls(message: Mapping[str, Any]) -> list[tuple[Any, Any]]:
         arguments = function.get("arguments")
         parsed = reading.parse_json(arguments) if isinstance(arguments, str) else reading.Parsed(False)
         out.append((function.get("name"), parsed.value if parsed.ok else arguments))
+    return out
+
+
+# The counts OpenAI's usage object documents and the SDKs' typed `CompletionUsage` exposes; a detail object's
+# absent count is 0 (`prompt_tokens_details` and `completion_tokens_details` are optional on the wire).
+_DOCUMENTED_USAGE = (
+    ("prompt_tokens", None),
+    ("completion_tokens", None),
+    ("total_tokens", None),
+    ("prompt_tokens_details", "cached_tokens"),
+    ("completion_tokens_details", "reasoning_tokens"),
+)
+
+
+def _documented_usage(usage: Any) -> Any:
+    """The documented counts of a usage object (other objects unchanged, so a missing usage still differs)."""
+    if not isinstance(usage, Mapping):
+        return usage
+    out: dict[str, Any] = {}
+    for key, detail in _DOCUMENTED_USAGE:
+        if detail is None:
+            out[key] = usage.get(key, ABSENT)
+        else:
+            details = usage.get(key)
+            out[f"{key}.{detail}"] = details.get(detail, 0) if isinstance(details, Mapping) else 0
     return out
 
 

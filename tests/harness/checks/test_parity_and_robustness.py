@@ -172,3 +172,25 @@ def test_parity_can_leave_usage_out() -> None:
     )
     assert list(check_for("stream_matches_nonstream", CHAT)({"usage": False}, ex)) == []
     assert list(check_for("stream_matches_nonstream", CHAT)(True, ex)) != []
+
+
+def test_parity_documented_usage_reads_only_the_counts_clients_read() -> None:
+    """`{usage: documented}` (audit D7): a gateway's extension usage fields may differ; a documented count may not."""
+    check = check_for("stream_matches_nonstream", CHAT)
+    extension = {"usage.cost": 0.0042, "usage.prompt_tokens_details.audio_tokens": 3}
+    ex = stream(
+        "text_usage", companion=_completion_like("json/completion_text.json", extension), include_usage=True
+    )
+    assert list(check({"usage": "documented"}, ex)) == []
+    assert [v.path for v in check(True, ex)] != []  # the whole-object comparison sees them
+    counted = {"usage.prompt_tokens_details.cached_tokens": 7}
+    ex = stream(
+        "text_usage", companion=_completion_like("json/completion_text.json", counted), include_usage=True
+    )
+    paths = [v.path for v in check({"usage": "documented"}, ex)]
+    assert paths == ["usage.prompt_tokens_details.cached_tokens"]
+    total = {"usage.total_tokens": 999}
+    ex = stream(
+        "text_usage", companion=_completion_like("json/completion_text.json", total), include_usage=True
+    )
+    assert [v.path for v in check({"usage": "documented"}, ex)] == ["usage.total_tokens"]

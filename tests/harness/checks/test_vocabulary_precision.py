@@ -160,6 +160,28 @@ def test_less_than_and_greater_than(matcher: dict[str, Any], value: Any, holds: 
 
 
 @pytest.mark.parametrize(
+    ("value", "holds"),
+    [
+        ('{"city": "Oslo"}', True),
+        ('{"city":"Osl\\u006f"}', True),  # an escape the writer chose: the same value
+        ('{ "unit": "c", "city": "Oslo" }', False),
+        ('{"city": "Bergen"}', False),
+        ('{"city": "Oslo"', False),  # not JSON
+        ({"city": "Oslo"}, False),  # an object, not the JSON text a tool call's arguments are
+    ],
+)
+def test_json_equals_compares_parsed_values(value: Any, holds: bool) -> None:
+    """Audit D14: tool-call arguments are judged as the JSON they spell, not as a literal copied from a cassette."""
+    from harness.checks.matchers import match_values
+    from harness.checks.refs import References
+
+    ex = exchange("json/completion_text.json")
+    matcher = {"json_equals": {"city": "Oslo"}}
+    found = list(match_values(matcher, [value], check="json", path="x", refs=References(ex)))
+    assert (not found) is holds, found
+
+
+@pytest.mark.parametrize(
     ("expected", "status", "holds"),
     [("4xx", 403, True), ("4xx", 500, False), (["4xx", 200], 200, True), (400, 400, True)],
 )
