@@ -128,7 +128,7 @@ class ReplayEndpoints:
             body_json = json.loads(body) if body else None
         except ValueError:
             body_json = None
-        problem = refusal(kind, body_json)
+        problem = refusal(kind, body_json, call["headers"])
         if problem is not None:
             # What the real provider would answer: the gateway sent something it refuses.
             msg = f"gateway-conformance replay (validating like the provider): {problem}"

@@ -71,12 +71,13 @@ def anthropic_integer_problems(body: Mapping[str, Any]) -> Iterator[str]:
             yield f"{name}: Input should be a valid integer"
 
 
-def refusal(kind: str | None, body: Any) -> str | None:
-    """The first thing the provider behind `kind` would refuse in this request body, or None."""
+def refusal(kind: str | None, body: Any, headers: Mapping[str, str] | None = None) -> str | None:
+    """The first thing the provider behind `kind` would refuse in this request (body, and the headers that
+    change what the body may hold: Anthropic's `anthropic-version` and `anthropic-beta`), or None."""
     if not isinstance(body, Mapping):
         return None  # the body schema checks and the gateway's own framing are judged elsewhere
     if kind == "anthropic.messages":
-        return next(anthropic_problems(body), None)
+        return next(anthropic_problems(body, headers or {}), None)
     if kind == "anthropic.count_tokens":
         return next(anthropic_count_problems(body), None)
     if kind == "openai.chat":
@@ -106,7 +107,45 @@ def anthropic_count_problems(body: Mapping[str, Any]) -> Iterator[str]:
         yield "messages: Field required (at least one message)"
 
 
-def anthropic_problems(body: Mapping[str, Any]) -> Iterator[str]:
+# Top-level fields of a Messages request: anthropic 2.16.0's MessageCreateParams, its beta twin and `stream`,
+# plus the sampling fields an older `anthropic-version` takes. Anthropic refuses any other key with
+# "<key>: Extra inputs are not permitted" (its request model forbids extras; audit D9: an OpenAI field leaking
+# through, `n`, `user`, `stream_options`, `response_format`, passed every rule that did not name it).
+ANTHROPIC_FIELDS = frozenset(
+    {
+        "model", "messages", "max_tokens", "stream", "system", "metadata", "stop_sequences", "tools",
+        "tool_choice", "thinking", "output_config", "cache_control", "service_tier", "speed", "inference_geo",
+        "container", "diagnostics", "context_management", "mcp_servers", "temperature", "top_p",
+        "top_k",
+    }
+)  # fmt: skip
+# The deprecated beta spelling of structured outputs: accepted with its beta header during the transition
+# (Anthropic's structured-outputs guide: `output_format` moved to `output_config.format`).
+BETA_FIELDS = {"output_format": "structured-outputs-"}
+# `anthropic-version: 2026-10-21` (the SDKs' default since 2.0) removed temperature, top_p and top_k: the API
+# answers 400 "temperature: Extra inputs are not permitted" even at default values (docs/wire-reference.md 1.1;
+# the migration reports it cites). Versions before it accept them.
+SAMPLING_REMOVED_IN = "2026-10-21"
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
+
+
+def _anthropic_field_problems(body: Mapping[str, Any], headers: Mapping[str, str]) -> Iterator[str]:
+    lowered = {k.lower(): v for k, v in headers.items()}
+    betas = lowered.get("anthropic-beta", "")
+    version = lowered.get("anthropic-version", "")
+    for key in body:
+        if key in ANTHROPIC_FIELDS:
+            if key in SAMPLING_FIELDS and version >= SAMPLING_REMOVED_IN:
+                yield f"{key}: Extra inputs are not permitted (anthropic-version {version} has no {key})"
+            continue
+        beta = BETA_FIELDS.get(key)
+        if beta is not None and beta in betas:
+            continue
+        yield f"{key}: Extra inputs are not permitted"
+
+
+def anthropic_problems(body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Iterator[str]:
+    yield from _anthropic_field_problems(body, headers or {})
     yield from anthropic_integer_problems(body)
     max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:

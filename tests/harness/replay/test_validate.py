@@ -217,3 +217,48 @@ def test_reasoning_models_refuse_what_openai_refuses_for_them() -> None:
         )
     for extra in ({"temperature": 1.5}, {"max_tokens": 55}, {"logprobs": True}):
         assert refusal("openai.chat", {**base, "model": "gpt-4.1", **extra}) is None
+
+
+@pytest.mark.parametrize("key", ["n", "user", "stream_options", "response_format", "gc_unknown_field"])
+def test_anthropic_refuses_a_field_it_does_not_have(key: str) -> None:
+    """Audit D9: Anthropic forbids extra inputs, so an OpenAI field leaking through is a 400 in replay too."""
+    problem = refusal("anthropic.messages", _body(**{key: 1}))
+    assert problem == f"{key}: Extra inputs are not permitted"
+
+
+def test_anthropic_takes_every_field_of_its_sdk() -> None:
+    """Each top-level field of anthropic's MessageCreateParams (stable and beta) is accepted: the list is not
+    stricter than the provider."""
+    import typing
+
+    from anthropic.types import message_create_params as stable
+    from anthropic.types.beta import message_create_params as beta
+
+    fields = set(typing.get_type_hints(stable.MessageCreateParamsBase)) | set(
+        typing.get_type_hints(beta.MessageCreateParamsBase)
+    )
+    headers = {"anthropic-version": "2023-06-01"}
+    # Header-only arguments (they leave as anthropic-* headers) and beta billing fields are not body fields
+    # a gateway forwards; the rest must pass.
+    for field in fields - {"user_profile_id", "workspace_id", "betas", "billing_policy", "fallback_credit_token",
+                           "fallbacks", "compaction", "thread"}:  # fmt: skip
+        problem = refusal("anthropic.messages", _body(**{field: None}), headers)
+        assert problem is None or "Extra inputs" not in problem, (field, problem)
+
+
+def test_anthropic_beta_output_format_needs_its_header() -> None:
+    """The deprecated `output_format` is the beta spelling: accepted with the structured-outputs beta header."""
+    schema = {"type": "json_schema", "schema": {"type": "object"}}
+    assert refusal("anthropic.messages", _body(output_format=schema)) is not None
+    beta = {"anthropic-beta": "structured-outputs-2025-11-13"}
+    assert refusal("anthropic.messages", _body(output_format=schema), beta) is None
+
+
+@pytest.mark.parametrize("key", ["temperature", "top_p", "top_k"])
+def test_anthropic_version_2026_10_21_has_no_sampling_fields(key: str) -> None:
+    value = 40 if key == "top_k" else 0.5
+    old = {"anthropic-version": "2023-06-01"}
+    assert refusal("anthropic.messages", _body(**{key: value}), old) is None
+    new = {"Anthropic-Version": "2026-10-21"}
+    problem = refusal("anthropic.messages", _body(**{key: value}), new)
+    assert problem is not None and problem.startswith(f"{key}: Extra inputs are not permitted")
