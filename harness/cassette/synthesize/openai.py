@@ -317,6 +317,31 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
         },
     )
     ok(
+        "text-plus-parallel",
+        "gpt-5.5-2026-09-18",
+        "Text first (Let me check both.), then two function tool calls (get_weather Oslo, get_time Europe/Paris), "
+        "finish_reason tool_calls; streamed, the calls' fragments have indexes 0 and 1 after the text.",
+        "wire-reference.md §2.3, §2.5 (tool-call stream)",
+        "Weather in Oslo and the time in Paris, please.",
+        {
+            "content": ["Let me", " check both."],
+            "tool_calls": [
+                {
+                    "id": call_id("text-plus-parallel", 0),
+                    "name": "get_weather",
+                    "pieces": ['{"city":', ' "Oslo"}'],
+                },
+                {
+                    "id": call_id("text-plus-parallel", 1),
+                    "name": "get_time",
+                    "pieces": ['{"timezone":', ' "Europe/Paris"}'],
+                },
+            ],
+            "finish": "tool_calls",
+            "usage": usage(96, 45),
+        },
+    )
+    ok(
         "text-plus-tool",
         "gpt-5.5-2026-09-18",
         "Text first (Let me check.), then one function tool call (get_weather Oslo), finish_reason tool_calls.",

@@ -389,6 +389,21 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         blocks=["tool_call(get_weather)", "tool_call(get_time)"],
         tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
     ),
+    "openai/text-plus-parallel": recordable(
+        # A sentence first, then both calls: the indexes must still count the calls from 0 (audit D19).
+        gpt(
+            user(
+                "First say in one sentence that you will look both up, then call get_weather for Oslo and "
+                "get_time for Europe/Paris at once."
+            ),
+            tools=[OPENAI_WEATHER, OPENAI_TIME],
+            tool_choice="auto",
+            parallel_tool_calls=True,
+        ),
+        stop_reason="tool_calls",
+        blocks=["text", "tool_call(get_weather)", "tool_call(get_time)"],
+        tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
+    ),
     "openai/n-two": recordable(
         gpt(user("Say hello in one short sentence."), n=2),
         stop_reason="stop,stop",  # one finish per choice
