@@ -29,6 +29,7 @@ _KEYS = frozenset(
         "when",
         "request",
         "request_headers",
+        "decode_reads",
         "status",
         "headers",
         "json",
@@ -74,6 +75,9 @@ class Mutant:
     # Client side: the proxy opens a TCP connection to every http(s) image URL's host before forwarding (a
     # gateway that connects before it checks the address).
     connect_image_urls: bool = False
+    # A streamed answer decoded as UTF-8 one network read at a time, each read on its own (a code point split
+    # between two reads becomes U+FFFD): a gateway that decodes every read by itself (api7/aisix#111).
+    decode_reads: bool = False
     killed_by: tuple[str, ...] = ()  # rules expected to kill it: tried first with --first-kill
     survives_because: str | None = None
 
@@ -88,11 +92,12 @@ class Mutant:
             or self.replace
             or self.error_as_stream
             or self.delay
+            or self.decode_reads
         )
 
     @property
     def touches_stream(self) -> bool:
-        return bool(self.chunks or self.stream)
+        return bool(self.chunks or self.stream or self.decode_reads)
 
     def request_applies(self, client: Any) -> bool:
         """Whether the request-side edits apply: `when.request` and `when.stream` read the client's request
@@ -173,6 +178,7 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
         features=tuple(raw.get("features") or ()),
         delay=float(raw.get("delay") or 0.0),
         connect_image_urls=bool(raw.get("connect_image_urls", False)),
+        decode_reads=bool(raw.get("decode_reads", False)),
         killed_by=tuple(raw.get("killed_by") or ()),
         survives_because=raw.get("survives_because"),
     )

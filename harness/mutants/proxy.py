@@ -214,6 +214,12 @@ class MutatingProxy:
                     raw = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         await _answer(send, status, headers, raw)
 
+    async def _relay_decoded(self, send: Any, response: httpx.Response) -> None:
+        async for read in response.aiter_raw():
+            fixed = read.decode("utf-8", errors="replace").encode("utf-8")
+            await send({"type": "http.response.body", "body": fixed, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
     async def _relay_stream(
         self,
         send: Any,
@@ -228,6 +234,9 @@ class MutatingProxy:
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        if mutant.decode_reads:
+            await self._relay_decoded(send, response)
             return
         rewriter = StreamRewriter(mutant.chunks, mutant.stream, ctx)
         buffer = b""

@@ -189,6 +189,9 @@ def _stream_changes(mutant: Mutant, client: Any, status: int, body: bytes) -> bo
     """
     if any(op.get("op") in TIMED_STREAM_OPS for op in mutant.stream):
         return True  # timing is not in the recorded bytes
+    if mutant.decode_reads:
+        # Where the network reads fall is not in the recorded bytes: any multi-byte character may be split.
+        return not body.isascii()
     blocks, rest = split_sse(body)
     if rest.strip() or b"\r" in body:
         return True

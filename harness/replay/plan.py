@@ -254,6 +254,10 @@ def plan_answer(answer: PlannedAnswer, upstream: Mapping[str, Any], kind: str | 
     rechunk = upstream.get("rechunk")
     if rechunk:
         pieces = _recut(pieces, [1] if rechunk == "bytewise" else [int(s) for s in rechunk])
+        gap = float(upstream.get("rechunk_gap") or 0)
+        if gap:
+            # A pause before every piece but the first, so each reaches the gateway as a read of its own.
+            pieces = [(d + (gap if i else 0.0), data) for i, (d, data) in enumerate(pieces)]
     abort = "drop_after_bytes" in fault
     if abort:
         pieces = _cut_at(pieces, int(fault["drop_after_bytes"]))

@@ -20,7 +20,7 @@ from harness.errors import CassetteError, ReplayConfigError
 from harness.families import FAMILIES
 from harness.outcomes import MARKER_RE
 
-UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk"})
+UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk", "rechunk_gap"})
 FAULT_KEYS = frozenset(
     {
         "status",
@@ -92,6 +92,9 @@ def _validate_upstream(upstream: Any) -> dict[str, Any]:
         raise ReplayConfigError(
             "upstream.rechunk must be 'bytewise' or a non-empty list of positive integers"
         )
+    gap = upstream.get("rechunk_gap")
+    if gap is not None and (rechunk is None or not isinstance(gap, int | float) or not 0 < gap <= 1):
+        raise ReplayConfigError("upstream.rechunk_gap (seconds, at most 1) needs upstream.rechunk")
     return dict(upstream)
 
 

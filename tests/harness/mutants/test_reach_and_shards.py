@@ -388,3 +388,16 @@ def test_the_lyrouter_baseline_has_no_failing_rule_variant(tmp_path: Path) -> No
     )
     report = json.loads((tmp_path / "kill-matrix.json").read_text())
     assert report["baseline_broken"] == [] and code == 0
+
+
+def test_a_per_read_decoder_reaches_only_streams_with_multibyte_text() -> None:
+    """`decode_reads`: where the reads fall is not recorded, so any non-ASCII stream counts as reached."""
+    decoder = mutant(side="upstream", decode_reads=True)
+    ascii_only = outcome()
+    assert reaches(decoder, ascii_only) is False
+    assert ascii_only.exchange is not None and ascii_only.exchange.upstream
+    call = ascii_only.exchange.upstream[0]
+    text = UPSTREAM_SSE.replace(b'"msg_1"', '"msg_こんにちは"'.encode())
+    served = ServedAnswer(200, {"content-type": "text/event-stream"}, text)
+    ex = replace(ascii_only.exchange, upstream=(replace(call, served=served),))
+    assert reaches(decoder, replace(ascii_only, exchange=ex)) is True
