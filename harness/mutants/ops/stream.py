@@ -64,6 +64,19 @@ def _event_lines(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     return [SseEvent((f"event: {st.params.get('name', 'message')}", *ev.lines))]
 
 
+def _sse_ids_and_pings(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """An `id: N` field on every data event and a `: ping` comment block after the first (a gateway that
+    numbers its events for resumption and keeps the connection alive)."""
+    if ev is None or ev.is_comment or ev.data is None:
+        return [] if ev is None else [ev]
+    n = st.memo.get("n", 0)
+    st.memo["n"] = n + 1
+    out = [SseEvent((f"id: {n}", *ev.lines))]
+    if n == 0:
+        out.append(SseEvent((": ping",)))
+    return out
+
+
 def _append_done(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     """A Chat Completions `data: [DONE]` after the stream's last event (one API's framing on the other's)."""
     return [SseEvent.of_data("[DONE]")] if ev is None else [ev]
@@ -349,6 +362,7 @@ STREAM_OPS: dict[str, StreamFn] = {
     "drop_done_after_error": _drop_done_after_error,
     "add_done_after_error": _add_done_after_error,
     "event_lines": _event_lines,
+    "sse_ids_and_pings": _sse_ids_and_pings,
     "append_done": _append_done,
     "drop_event_names": _drop_event_names,
     "drop_where": _drop_where,

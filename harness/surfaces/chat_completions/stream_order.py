@@ -93,7 +93,7 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
         where = f"stream[{problem.event}]" if problem.event is not None else f"stream@{problem.offset}"
         state.add(where, "well-formed SSE", problem.kind, f"{problem.message} (byte {problem.offset})")
     _comments(options.get("comments", "allowed"), view, state)
-    _payload_shapes(view, state)
+    _payload_shapes(view, state, options.get("sse_fields", "forbidden"))
     # Usage on a chunk with choices breaks the one-usage-chunk sentence only where a usage chunk was asked for
     # (include_usage, or a rule that requires one); unasked, it is the SHOULD "no usage unasked" (S32), judged
     # by its own rule and never by a MUST rule that leaves the usage chunk optional (audit D2).
@@ -124,13 +124,16 @@ def _comments(mode: str, view: reading.StreamView, state: _State) -> None:
         )
 
 
-def _payload_shapes(view: reading.StreamView, state: _State) -> None:
-    """Only `data:` fields, every payload a JSON object or `[DONE]`."""
+def _payload_shapes(view: reading.StreamView, state: _State, sse_fields: str = "forbidden") -> None:
+    """Only `data:` fields (or, `sse_fields: sdk`, only the fields the official SDKs survive), every payload a
+    JSON object or `[DONE]`."""
+    if sse_fields == "sdk":
+        _sdk_breaking_fields(view, state)
     for payload in view.payloads:
         event = payload.event
         where = f"stream[{event.index}]"
         for name, value in event.fields:
-            if name in ("event", "id", "retry"):
+            if name in ("event", "id", "retry") and sse_fields != "sdk":
                 state.add(
                     where,
                     "data: lines only",
@@ -154,6 +157,46 @@ def _payload_shapes(view: reading.StreamView, state: _State) -> None:
                 payload.json,
                 f"data is a JSON {json_type(payload.json)}, not an object",
             )
+
+
+def _sdk_breaking_fields(view: reading.StreamView, state: _State) -> None:
+    """The SSE fields that break openai-python 3.57 or openai-node 7.55 on a chat stream (audit S33).
+
+    - `event: thread.*`: both SDKs yield `{event, data}` instead of the chunk; `event: error` on a chunk:
+      openai-node raises APIError with the chunk as the error.
+    - `id:`: openai-python keeps the last event id across events (as the SSE spec says), so the blank line
+      after a later comment block dispatches an event with empty data, which `sse.json()` cannot parse.
+    A block without data (a lone `retry:` or `event:`) breaks both and is judged below for every stream.
+    """
+    first_id: int | None = None
+    for payload in view.payloads:
+        event = payload.event
+        where = f"stream[{event.index}]"
+        name = event.event
+        if name is not None and (
+            name.startswith("thread.") or (name == "error" and not chat.is_error(payload))
+        ):
+            state.add(
+                where,
+                "no thread.* or error event name on a chunk",
+                f"event: {name}",
+                "an event name the official SDKs treat as another API's event (openai-node raises on `error`; "
+                "both wrap `thread.*`)",
+            )
+        if event.id is not None and first_id is None:
+            first_id = event.index
+    if first_id is None:
+        return
+    for comment in view.decoded.comments:
+        if comment.before_event > first_id:
+            state.add(
+                f"stream@{comment.offset}",
+                "no comment block after an `id:` field",
+                f": {comment.text}",
+                f"after the `id:` of stream[{first_id}], openai-python dispatches this comment block as an "
+                "event with empty data and fails to parse it",
+            )
+            return
 
 
 def _walk(view: reading.StreamView, state: _State, first_delta: Any, judge_usage: bool = True) -> None:

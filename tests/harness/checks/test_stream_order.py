@@ -197,3 +197,36 @@ def test_json_error_answer_to_a_stream_request_is_not_a_stream() -> None:
 
 def test_registered_and_run_by_run_checks() -> None:
     assert run_checks({"stream_order": {}}, stream("text")) == []
+
+
+def _with_fields(prefix: bytes, *, ping_after_first: bool = False) -> bytes:
+    """The golden text stream with `prefix` lines before each data line (and a ping block after the first)."""
+    from tests.harness.checks.exchanges import fixture
+
+    out = []
+    for i, block in enumerate(b for b in fixture("sse/text.sse").split(b"\n\n") if b.strip()):
+        out.append(prefix.replace(b"N", str(i).encode()) + block + b"\n\n")
+        if ping_after_first and i == 0:
+            out.append(b": ping\n\n")
+    return b"".join(out)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "ping", "sdk_breaks"),
+    [
+        (b"event: message\n", True, False),  # both SDKs read past a plain event name
+        (b"id: N\n", False, False),  # an id with no comment block after it dispatches nothing extra
+        (b"id: N\n", True, True),  # openai-python: the ping block becomes an empty event it cannot parse
+        (b"event: thread.message.delta\n", False, True),  # both SDKs wrap thread.* as another API's event
+        (b"event: error\n", False, True),  # openai-node raises a chunk named error
+    ],
+)
+def test_sse_fields_sdk_judges_only_what_breaks_the_sdks(prefix: bytes, ping: bool, sdk_breaks: bool) -> None:
+    """Audit S33: `sse_fields: sdk` (the MUST) flags what openai-python 3.57 / openai-node 7.55 misread;
+    the default (the SHOULD no-sse-fields) flags every event, id or retry field."""
+    from tests.harness.checks.exchanges import exchange
+
+    ex = exchange(_with_fields(prefix, ping_after_first=ping), stream=True)
+    sdk = list(check_stream_order({"sse_fields": "sdk", "comments": "allowed"}, ex))
+    assert bool(sdk) is sdk_breaks, messages(sdk)
+    assert list(check_stream_order({}, ex)) != []
