@@ -200,9 +200,14 @@ REASONS = {
 STATUS = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
-def error_interaction(status: int, message: str, *, stream: bool) -> dict[str, Any]:
+def error_interaction(
+    status: int, message: str, *, stream: bool, details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The Google API error envelope; a stream that fails before it starts answers with the same JSON."""
-    body = {"error": {"code": status, "message": message, "status": STATUS[status]}}
+    error: dict[str, Any] = {"code": status, "message": message, "status": STATUS[status]}
+    if details:
+        error["details"] = details
+    body = {"error": error}
     return {
         "request": request(stream=stream, prompt="[gc] error case"),
         "response": {
@@ -345,9 +350,16 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
         ],
     )
     c["error-429"] = (
-        "HTTP 429 RESOURCE_EXHAUSTED (quota) for both stream flags (the stream never starts).",
+        "HTTP 429 RESOURCE_EXHAUSTED (quota) for both stream flags (the stream never starts), with the "
+        "google.rpc.RetryInfo detail a real quota error carries (retryDelay 2s; Gemini sends no Retry-After "
+        "header).",
         [
-            error_interaction(429, "Resource has been exhausted (e.g. check quota).", stream=s)
+            error_interaction(
+                429,
+                "Resource has been exhausted (e.g. check quota).",
+                stream=s,
+                details=[{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}],
+            )
             for s in (False, True)
         ],
     )
