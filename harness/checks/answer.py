@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.exchange import Exchange, ServedAnswer
@@ -31,6 +31,8 @@ class ToolUse:
     id: str | None
     name: str | None
     arguments: str  # the input as a JSON string (compact when it parses)
+    # A streamed OpenAI-family call: its `function.arguments` fragments in the order the provider sent them.
+    fragments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,14 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
         if objects and all(isinstance(o.get("candidates"), list) for o in objects):
             return _gemini(objects, stream=True)
         chunks = chat.completion_chunks(view)
-        return _openai(chat.assemble(chunks), stream=True) if chunks else None
+        if not chunks:
+            return None
+        summary = _openai(chat.assemble(chunks), stream=True)
+        pieces = _argument_fragments(chunks)
+        tools = tuple(
+            replace(tool, fragments=tuple(pieces.get(i, ()))) for i, tool in enumerate(summary.tool_uses)
+        )
+        return replace(summary, tool_uses=tools)
     parsed = reading.parse_json(served.body)
     if not parsed.ok or not isinstance(parsed.value, dict):
         return None
@@ -80,6 +89,24 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
     if isinstance(body.get("candidates"), list):
         return _gemini([body], stream=False)
     return None
+
+
+def _argument_fragments(chunks: Any) -> dict[int, list[str]]:
+    """Each call's `function.arguments` strings of the first choice, by the call's position (its order of
+    first appearance), as the provider streamed them."""
+    order: dict[Any, int] = {}
+    out: dict[int, list[str]] = {}
+    for chunk in chunks:
+        choice = reading.as_object(chat.first_choice(chunk))
+        delta = reading.as_object(choice.get("delta"))
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            call = reading.as_object(call)
+            position = order.setdefault(call.get("index"), len(order))
+            arguments = reading.as_object(call.get("function")).get("arguments")
+            if isinstance(arguments, str):
+                out.setdefault(position, []).append(arguments)
+    return out
 
 
 def _ints(usage: Any) -> dict[str, int]:

@@ -31,6 +31,7 @@ MATCHER_KEYS: Final = frozenset(
         "absent",
         "exists",
         "distinct",
+        "in_order",
         "matches",
         "type",
         "length",
@@ -45,6 +46,7 @@ MATCHER_KEYS: Final = frozenset(
 _REF_KEYS: Final = (
     "equals",
     "json_equals",
+    "in_order",
     "not_equals",
     "contains",
     "one_of",
@@ -115,7 +117,18 @@ def match_values(
                 break
             seen.append(value)
 
-    value_keys = [k for k in resolved if k not in ("absent", "exists", "excludes", "distinct")]
+    if "in_order" in resolved:
+        # Over every match at once: the values, in order, are exactly this list (each fragment forwarded as
+        # the provider sent it: none merged, split or lost).
+        wanted = resolved["in_order"]
+        if (
+            not isinstance(wanted, list)
+            or len(values) != len(wanted)
+            or not all(json_equal(v, w) for v, w in zip(values, wanted, strict=False))
+        ):
+            yield violation({"in_order": wanted}, list(values), "the values in order differ from the list")
+
+    value_keys = [k for k in resolved if k not in ("absent", "exists", "excludes", "distinct", "in_order")]
     if not value_keys:
         return
     if not values:

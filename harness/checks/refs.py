@@ -114,6 +114,8 @@ class References:
                 raise RefError(
                     f"${{{ref}}}: the upstream answer has {len(summary.tool_uses)} tool uses"
                 ) from None
+            if attr == "fragments":  # a streamed OpenAI-family call's argument strings, in order
+                return list(tool.fragments)
             if attr in ("id", "name", "arguments"):
                 return getattr(tool, attr)
             if attr == "input":  # the arguments as the JSON value they spell (a Messages tool_use's `input`)
@@ -121,7 +123,7 @@ class References:
                     return json.loads(tool.arguments)
                 except ValueError:
                     raise RefError(f"${{{ref}}}: the tool use's arguments are not JSON") from None
-            raise RefError(f"${{{ref}}}: a tool use has id, name, arguments and input")
+            raise RefError(f"${{{ref}}}: a tool use has id, name, arguments, input and fragments")
         raise RefError(f"${{{ref}}}: unknown answer field")
 
 

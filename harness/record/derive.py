@@ -95,7 +95,7 @@ def openai_completion(body: bytes) -> dict[str, Any]:
     usage = None
     for chunk in _payloads(body):
         if not head:
-            head = {k: v for k, v in chunk.items() if k not in ("choices", "usage", "object")}
+            head = {k: v for k, v in chunk.items() if k not in ("choices", "usage", "object", "obfuscation")}
         if isinstance(chunk.get("usage"), dict):
             usage = chunk["usage"]
         for choice in chunk.get("choices") or []:

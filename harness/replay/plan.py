@@ -60,12 +60,19 @@ class Plan:
 def as_asked(answer: PlannedAnswer, kind: str | None, request: Any) -> PlannedAnswer:
     """An OpenAI-family stream as OpenAI sends it for this request: the `choices: []` usage chunk and the
     chunks' `usage` keys only when the request asked for them (`stream_options.include_usage`; OpenAI's
-    chunk object: usage is "only present when you set stream_options"). A cassette recorded with them would
+    chunk object: usage is "only present when you set stream_options"), and the `obfuscation` padding unless
+    the request turned it off (`stream_options.include_obfuscation: false`). A cassette recorded with them would
     otherwise hand a gateway that never asked a chunk the provider would not have sent (audit D5)."""
     if kind != "openai.chat" or not answer.sse or answer.status != 200:
         return answer
     options = request.get("stream_options") if isinstance(request, Mapping) else None
-    if isinstance(options, Mapping) and options.get("include_usage") is True:
+    options = options if isinstance(options, Mapping) else {}
+    drop = set()
+    if options.get("include_usage") is not True:
+        drop.add("usage")
+    if options.get("include_obfuscation") is False:
+        drop.add("obfuscation")
+    if not drop:
         return answer
     kept: list[bytes] = []
     changed = False
@@ -75,13 +82,14 @@ def as_asked(answer: PlannedAnswer, kind: str | None, request: Any) -> PlannedAn
             chunk = json.loads(rest) if sep and rest.strip() and rest.strip() != b"[DONE]" else None
         except ValueError:
             chunk = None
-        if not isinstance(chunk, dict) or "usage" not in chunk:
+        if not isinstance(chunk, dict) or not drop & set(chunk):
             kept.append(event)
             continue
         changed = True
-        if chunk.get("choices") == []:
+        if "usage" in drop and chunk.get("choices") == []:
             continue  # the usage chunk itself
-        del chunk["usage"]
+        for key in drop:
+            chunk.pop(key, None)
         ending = event[len(event.rstrip(b"\r\n")) :]
         kept.append(head + b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + ending)
     return replace(answer, body=b"".join(kept)) if changed else answer

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import random
 import secrets
@@ -52,9 +53,17 @@ class CutStream(Response):
 
 class Simulator:
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
+        self.seed = seed
         self.cache = sim.PrefixCache()
         self.calls = {"anthropic": 0, "openai": 0, "gemini": 0, "other": 0}
+
+    def _rng(self, body: Any) -> random.Random:
+        """A generator for one answer, seeded by the seed and the request body alone: the same request gets the
+        same answer whatever was asked before it (no seed: a fresh one each time)."""
+        if self.seed is None:
+            return random.Random()
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return random.Random(f"{self.seed}:{digest}")
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "simulator": True})
@@ -94,14 +103,15 @@ class Simulator:
             ask = wire.anthropic_ask(body)
         except SimulatorRequestError as exc:
             return _anthropic_error(str(exc))
-        gen = sim.generate(ask, self.rng, self.cache, "toolu_")
+        rng = self._rng(body)
+        gen = sim.generate(ask, rng, self.cache, "toolu_")
         message = wire.anthropic_message(
             gen, str(body.get("model")), f"msg_{secrets.token_hex(12)}", secrets.token_urlsafe(24)
         )
         if body.get("stream") is not True:
             return JSONResponse(message, headers={"request-id": f"req_{secrets.token_hex(12)}"})
-        data = sim.sse(wire.anthropic_events(message, self.rng))
-        return CutStream(sim.cut_bytes(data, self.rng))
+        data = sim.sse(wire.anthropic_events(message, rng))
+        return CutStream(sim.cut_bytes(data, rng))
 
     def _anthropic_count(self, body: Any) -> Response:
         """count_tokens: the input the request carries (system, tools, messages), counted as the simulator counts
@@ -122,16 +132,17 @@ class Simulator:
             ask = wire.openai_ask(body)
         except SimulatorRequestError as exc:
             return _openai_error(str(exc))
-        gen = sim.generate(ask, self.rng, self.cache, "call_")
+        rng = self._rng(body)
+        gen = sim.generate(ask, rng, self.cache, "call_")
         completion = wire.openai_completion(
             gen, str(body.get("model")), f"chatcmpl-{secrets.token_hex(12)}", int(time.time())
         )
         if body.get("stream") is not True:
             return JSONResponse(completion)
         options = sim.as_object(body.get("stream_options"))
-        chunks = wire.openai_chunks(completion, options.get("include_usage") is True, self.rng)
+        chunks = wire.openai_chunks(completion, options.get("include_usage") is True, rng)
         data = sim.sse([*((None, c) for c in chunks), (None, "[DONE]")])
-        return CutStream(sim.cut_bytes(data, self.rng))
+        return CutStream(sim.cut_bytes(data, rng))
 
     def _gemini(self, body: Any, path: str, alt: str | None) -> Response:
         if not isinstance(body, dict):
@@ -140,16 +151,17 @@ class Simulator:
             ask = gem.gemini_ask(body)
         except SimulatorRequestError as exc:
             return JSONResponse(gem.gemini_error(400, str(exc)), 400)
-        gen = sim.generate(ask, self.rng, self.cache, "")
+        rng = self._rng(body)
+        gen = sim.generate(ask, rng, self.cache, "")
         answer = gem.gemini_response(
             gen, gem.model_of(path), secrets.token_urlsafe(16), thoughts=gem.shows_thoughts(body)
         )
         if not path.endswith(":streamGenerateContent"):
             return JSONResponse(answer, media_type="application/json; charset=UTF-8")
-        events = gem.gemini_events(answer, self.rng)
+        events = gem.gemini_events(answer, rng)
         if alt != "sse":  # without alt=sse the API streams one JSON array of the same responses
             return JSONResponse(events)
-        return CutStream(sim.cut_bytes(gem.gemini_sse(events), self.rng))
+        return CutStream(sim.cut_bytes(gem.gemini_sse(events), rng))
 
 
 def _anthropic_error(message: str) -> Response:

@@ -186,15 +186,21 @@ def _openai_usage() -> dict[str, Any]:
 
 
 def _openai_chunks(fake: FakeProvider, head: dict[str, Any], body: dict[str, Any]) -> list[bytes]:
+    # api.openai.com pads every chunk with `obfuscation` unless the request turns it off.
+    padded = (body.get("stream_options") or {}).get("include_obfuscation") is not False
+    pad = {"obfuscation": uuid.uuid4().hex[: 2 + len(TEXT)]} if padded else {}
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return {**head, "object": "chat.completion.chunk", "choices": [choice], "usage": None}
+        return {**head, "object": "chat.completion.chunk", "choices": [choice], "usage": None, **pad}
 
     chunks: list[dict[str, Any]] = [chunk({"role": "assistant", "content": "", "refusal": None})]
     chunks += [chunk({"content": t}) for t in TEXT]
     chunks.append(chunk({}, fake.stop_reason))
     if (body.get("stream_options") or {}).get("include_usage"):
-        chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": _openai_usage()})
+        chunks.append(
+            {**head, "object": "chat.completion.chunk", "choices": [], "usage": _openai_usage(), **pad}
+        )
     frames = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [b"data: [DONE]\n\n"]
     if fake.error_mid_stream:  # OpenAI's mid-stream failure: a data line with an error object, no [DONE]
         error = {

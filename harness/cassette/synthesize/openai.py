@@ -138,11 +138,20 @@ def chunks(name: str, model: str, answer: dict[str, Any]) -> list[dict[str, Any]
         "system_fingerprint": "fp_" + _rand(name, "fp", 10),
     }
 
+    count = iter(range(1000))
+
+    def padding() -> str:
+        # `obfuscation`: random-length padding api.openai.com adds to every chunk unless the request sets
+        # `stream_options.include_obfuscation: false` (wire-reference.md §2.5); deterministic here.
+        n = next(count)
+        return _rand(name, f"ob{n}", 2 + (n * 7) % 13)
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {
             **base,
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
             "usage": None,
+            "obfuscation": padding(),
         }
 
     out = [chunk({"role": "assistant", "content": "", "refusal": None})]
@@ -169,7 +178,7 @@ def chunks(name: str, model: str, answer: dict[str, Any]) -> list[dict[str, Any]
         for piece in call["pieces"]:
             out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     out.append(chunk({}, answer["finish"]))
-    out.append({**base, "choices": [], "usage": answer["usage"]})
+    out.append({**base, "choices": [], "usage": answer["usage"], "obfuscation": padding()})
     return out
 
 

@@ -182,6 +182,28 @@ def test_json_equals_compares_parsed_values(value: Any, holds: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("values", "holds"),
+    [
+        (["", '{"city":', ' "Oslo"}'], True),
+        (["", '{"city": "Oslo"}'], False),  # two fragments merged into one
+        (["", '{"ci', 'ty":', ' "Oslo"}'], False),  # one split in two
+        (['{"city":', "", ' "Oslo"}'], False),  # out of order
+        ([], False),
+    ],
+)
+def test_in_order_compares_every_match_as_one_list(values: list[Any], holds: bool) -> None:
+    """`in_order`: each fragment forwarded as the provider streamed it (the relay rule that copied fragment
+    literals from a cassette broke when the cassette was re-recorded)."""
+    from harness.checks.matchers import match_values
+    from harness.checks.refs import References
+
+    ex = exchange("json/completion_text.json")
+    matcher = {"in_order": ["", '{"city":', ' "Oslo"}']}
+    found = list(match_values(matcher, values, check="chunks", path="x", refs=References(ex)))
+    assert (not found) is holds, found
+
+
+@pytest.mark.parametrize(
     ("expected", "status", "holds"),
     [("4xx", 403, True), ("4xx", 500, False), (["4xx", 200], 200, True), (400, 400, True)],
 )

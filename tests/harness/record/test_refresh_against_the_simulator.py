@@ -106,8 +106,9 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
         assert cassette_problems(cassette, scenario) == [], name
         recorded.add(name)
     # 23, the two OpenAI tool-call cassettes issue 21 added (text before a call; two calls at once), and three for
-    # profile anthropic (unicode text from OpenAI and Gemini, Gemini's text before a call).
-    assert len(recorded) == 28 and sum(n.startswith("gemini/") for n in recorded) == 8, sorted(recorded)
+    # profile anthropic (unicode text from OpenAI and Gemini, Gemini's text before a call), and OpenAI's text before
+    # two calls (issue 34, audit D19).
+    assert len(recorded) == 29 and sum(n.startswith("gemini/") for n in recorded) == 8, sorted(recorded)
 
     key = "gc-" + secrets.token_hex(16)
     with ReplayServer(folder) as replay:
