@@ -8,6 +8,7 @@ Messages carry no prompt text and no keys.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -249,6 +250,21 @@ def _upstream_message(error: Mapping[str, Any]) -> str:
     return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
+# Each provider's words for a prompt over the model's context window (Anthropic: "prompt is too long: N tokens >
+# M maximum"; OpenAI: code context_length_exceeded; Gemini: "The input token count (N) exceeds the maximum number
+# of tokens allowed (M).").
+_CONTEXT_WINDOW = re.compile(
+    r"prompt is too long|maximum context length|input token count .*exceeds the maximum", re.IGNORECASE
+)
+
+
+def _over_context_window(error: Mapping[str, Any]) -> bool:
+    message = error.get("message")
+    return error.get("code") == "context_length_exceeded" or (
+        isinstance(message, str) and _CONTEXT_WINDOW.search(message) is not None
+    )
+
+
 def from_upstream(
     status: int | None,
     error: Mapping[str, Any],
@@ -269,6 +285,15 @@ def from_upstream(
         value = (headers or {}).get(name)
         if value is not None:
             passed[name] = value
+    if status == 400 and _over_context_window(error):
+        # OpenAI's code for it, the one clients key their trimming on (openai contract, Errors).
+        return GatewayError(
+            400,
+            _upstream_message(error),
+            type="invalid_request_error",
+            param="messages",
+            code="context_length_exceeded",
+        )
     if status == 400 or status in (409, 422):
         # The upstream's message says what was invalid (field paths, limits); it quotes no prompt text.
         return invalid_request(_upstream_message(error))

@@ -453,6 +453,14 @@ def catalogue() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
             {},
         ),
         ("error-404", 404, "not_found_error", "model: claude-does-not-exist", {}),
+        # A prompt over the context window: Anthropic's 400 names the token counts (issue 34's context class).
+        (
+            "error-prompt-too-long",
+            400,
+            "invalid_request_error",
+            "prompt is too long: 210431 tokens > 200000 maximum",
+            {},
+        ),
         ("error-413", 413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", {}),
         (
             "error-429",

@@ -349,6 +349,18 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
             for s in (False, True)
         ],
     )
+    c["error-token-limit"] = (
+        "HTTP 400 INVALID_ARGUMENT: the input is over the model's token limit, for both stream flags (the stream "
+        "never starts).",
+        [
+            error_interaction(
+                400,
+                "The input token count (1100312) exceeds the maximum number of tokens allowed (1048576).",
+                stream=s,
+            )
+            for s in (False, True)
+        ],
+    )
     c["error-429"] = (
         "HTTP 429 RESOURCE_EXHAUSTED (quota) for both stream flags (the stream never starts), with the "
         "google.rpc.RetryInfo detail a real quota error carries (retryDelay 2s; Gemini sends no Retry-After "

@@ -484,6 +484,18 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
             {},
         ),
         (
+            "error-context-length",
+            400,
+            {
+                "message": "This model's maximum context length is 400000 tokens. However, your messages "
+                "resulted in 412877 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            },
+            {},
+        ),
+        (
             "error-429",
             429,
             {

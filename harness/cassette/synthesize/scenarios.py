@@ -305,6 +305,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
             "error-402": (402, "billing_error"),
             "error-403": (403, "permission_error"),
             "error-404": (404, "not_found_error"),
+            "error-prompt-too-long": (400, "invalid_request_error"),
             "error-413": (413, "request_too_large"),
             "error-429": (429, "rate_limit_error"),
             "error-500": (500, "api_error"),
@@ -419,6 +420,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "openai",
         {
             "error-400": (400, "invalid_request_error"),
+            "error-context-length": (400, "invalid_request_error"),
             "error-429": (429, "tokens"),
             "error-500": (500, "server_error"),
         },
@@ -493,6 +495,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "gemini",
         {
             "error-400": (400, "INVALID_ARGUMENT"),
+            "error-token-limit": (400, "INVALID_ARGUMENT"),
             "error-429": (429, "RESOURCE_EXHAUSTED"),
             "error-503": (503, "UNAVAILABLE"),
         },

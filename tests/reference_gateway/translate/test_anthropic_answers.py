@@ -340,3 +340,30 @@ def test_retry_after_is_passed_on(status: int) -> None:
 def test_non_json_error_body() -> None:
     error = from_upstream_body(502, b"<html>", headers={})
     assert isinstance(error, GatewayError) and (error.status, error.type) == (500, "server_error")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        {"type": "invalid_request_error", "message": "prompt is too long: 210431 tokens > 200000 maximum"},
+        {
+            "message": "The input token count (1100312) exceeds the maximum number of tokens allowed (1048576)."
+        },
+        {
+            "message": "This model's maximum context length is 400000 tokens.",
+            "code": "context_length_exceeded",
+        },
+    ],
+)
+def test_a_context_window_refusal_is_400_context_length_exceeded(error: dict[str, str]) -> None:
+    """Each family's words for an over-long prompt become OpenAI's code, the one clients trim on."""
+    from reference_gateway.errors import from_upstream
+
+    mapped = from_upstream(400, error)
+    assert (mapped.status, mapped.code, mapped.type) == (
+        400,
+        "context_length_exceeded",
+        "invalid_request_error",
+    )
+    other = from_upstream(400, {"type": "invalid_request_error", "message": "max_tokens: 200000 > 64000"})
+    assert other.code is None
