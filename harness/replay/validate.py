@@ -307,6 +307,11 @@ def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
     n = body.get("n")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         yield f"n: {n!r} must be a positive integer"
+    if body.get("stream_options") is not None and body.get("stream") is not True:
+        # api.openai.com's own words (BerriAI/litellm#5803, lobehub/lobehub#6735)
+        yield Problem.of(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param="stream_options"
+        )
 
 
 def gemini_problems(body: Mapping[str, Any]) -> Iterator[str]:

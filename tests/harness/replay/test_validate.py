@@ -262,3 +262,12 @@ def test_anthropic_version_2026_10_21_has_no_sampling_fields(key: str) -> None:
     new = {"Anthropic-Version": "2026-10-21"}
     problem = refusal("anthropic.messages", _body(**{key: value}), new)
     assert problem is not None and problem.startswith(f"{key}: Extra inputs are not permitted")
+
+
+def test_openai_refuses_stream_options_without_stream() -> None:
+    """api.openai.com's 400 (BerriAI/litellm#5803): stream_options only with stream true."""
+    body = {"model": "gpt-4.1", "messages": [USER], "stream_options": {"include_usage": True}}
+    problem = refusal("openai.chat", body)
+    assert problem == "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+    assert getattr(problem, "param", None) == "stream_options"
+    assert refusal("openai.chat", {**body, "stream": True}) is None
