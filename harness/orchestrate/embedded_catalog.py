@@ -1,4 +1,5 @@
-"""Catalogs the embedded reference gateway serves under its own profiles: profile `openai`.
+"""Catalogs the embedded reference gateway serves under its own profiles: profiles `openai`, `anthropic` and
+`responses`.
 
 The reference gateway implements three documented gateways (ezat, lyrouter, relay), not a fourth one. The
 `openai` catalog (what every OpenAI-compatible gateway promises) is judged on it in each of those three
@@ -17,6 +18,7 @@ from __future__ import annotations
 GATEWAYS: dict[str, tuple[str, ...]] = {
     "openai": ("ezat", "lyrouter", "relay"),
     "anthropic": ("ezat", "lyrouter", "relay"),
+    "responses": ("ezat", "lyrouter", "relay"),
 }
 
 # The extended features of profile `openai` each reference gateway claims (specs/openai/profile.yaml).
@@ -56,6 +58,11 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # Gemini has no switch for parallel calls, so Relay does not claim parallel-tool-use.
     ("lyrouter", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
     ("relay", "anthropic"): ("gateway-keys", "tools", "vision", "models-endpoint"),
+    # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps no
+    # responses, so no gateway claims `state`; Relay's Gemini path does not honour parallel_tool_calls.
+    ("ezat", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
+    ("lyrouter", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
+    ("relay", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
 }
 
 

@@ -5,6 +5,7 @@ engine, the checks, preflight, live mode, fuzz and the clients read instead of a
     reading.py           what every surface's answers share: JSON, SSE payloads, the answer document
     chat_completions/    OpenAI Chat Completions (`surface: chat-completions`, the default)
     messages/            Anthropic Messages (`surface: messages`)
+    responses/           OpenAI Responses (`surface: responses`)
 
 A profile names its surface in profile.yaml. A name that is not built in is `module:attribute`, imported: a
 surface of your own (a gateway's in-house API, a test's tiny fake) needs no change to the harness.
@@ -17,11 +18,13 @@ from functools import cache
 
 from harness.errors import ConfigError
 from harness.exchange import Exchange
-from harness.surfaces import chat_completions, messages
+from harness.surfaces import chat_completions, messages, responses
 from harness.surfaces.base import Surface
 
 DEFAULT = "chat-completions"
-BUILT_IN: dict[str, Surface] = {s.name: s for s in (chat_completions.SURFACE, messages.SURFACE)}
+BUILT_IN: dict[str, Surface] = {
+    s.name: s for s in (chat_completions.SURFACE, messages.SURFACE, responses.SURFACE)
+}
 
 
 @cache

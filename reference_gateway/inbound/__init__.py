@@ -6,6 +6,7 @@ profile's base paths.
     base.py              what an inbound adapter is to the app
     chat_completions.py  OpenAI Chat Completions (`POST {base}/chat/completions`): the flows' own vocabulary
     messages.py          Anthropic Messages (`POST {base}/messages`): passed through to Anthropic channels
+    responses.py         OpenAI Responses (`POST {base}/responses`): bridged through the flow (responses_bridge.py)
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 from reference_gateway.inbound.base import InboundAdapter
 from reference_gateway.inbound.chat_completions import ChatCompletions
 from reference_gateway.inbound.messages import Messages
+from reference_gateway.inbound.responses import Responses
 
-INBOUND: tuple[InboundAdapter, ...] = (ChatCompletions(), Messages())
+INBOUND: tuple[InboundAdapter, ...] = (ChatCompletions(), Messages(), Responses())
 
 __all__ = ["INBOUND", "InboundAdapter"]

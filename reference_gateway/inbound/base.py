@@ -1,13 +1,19 @@
 """What an inbound adapter is to the app: the endpoints it serves under a base path, each answered through the
-profile's flow."""
+profile's flow; and `serve_as_chat`, how an adapter that bridges has the flow serve a chat body for it."""
 
 from __future__ import annotations
 
-from typing import Protocol
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Message
 
 from reference_gateway.flows.base import Flow
+from reference_gateway.sse import SSEDecoder
 
 
 class InboundAdapter(Protocol):
@@ -16,3 +22,77 @@ class InboundAdapter(Protocol):
     def routes(self, base: str, flow: Flow) -> list[Route]:
         """The routes of this API under one base path (`/openai/v1`), answered by `flow`."""
         ...
+
+
+async def serve_as_chat(flow: Flow, request: Request, chat: bytes, endpoint: str) -> Response:
+    """The flow's answer to `chat` (a chat body) as if the client had posted it to `{base}/chat/completions`:
+    the client's own request otherwise (its headers, key, request id), and its disconnect still reaches the flow.
+    `endpoint` is the path suffix the client used (`/messages`, `/responses`)."""
+    scope = dict(request.scope)
+    scope["path"] = scope["path"].removesuffix(endpoint) + "/chat/completions"
+    headers = [(k, v) for k, v in scope["headers"] if k not in (b"content-length", b"content-type")]
+    scope["headers"] = [
+        *headers,
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(chat)).encode()),
+    ]
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": chat, "more_body": False}
+        return await request.receive()  # the client's own disconnect reaches the flow
+
+    return await flow.chat_completions(Request(scope, receive))
+
+
+class ChunkTranslator(Protocol):
+    """Chat chunks in, another API's stream events out (the bridges' StreamBridge)."""
+
+    def feed(self, chunk: Any) -> list[bytes]: ...
+
+    def end(self) -> list[bytes]: ...
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+async def translated_stream(
+    answer: StreamingResponse, translator: ChunkTranslator, keepalive: Callable[[bytes], bytes]
+) -> AsyncIterator[bytes]:
+    """The flow's chat SSE bytes in, the translator's events out; a keep-alive comment of the flow's becomes
+    `keepalive(comment)` (a Messages `ping` event, a Responses comment as it came)."""
+    decoder = SSEDecoder()
+    iterator = answer.body_iterator
+    try:
+        async for piece in iterator:
+            data = (
+                piece
+                if isinstance(piece, bytes)
+                else bytes(piece)
+                if isinstance(piece, memoryview)
+                else piece.encode()
+            )
+            out: list[bytes] = []
+            events = decoder.feed(data)
+            if not events and data.lstrip().startswith(b":"):
+                out.append(keepalive(data))
+            for sse in events:
+                if sse.data.strip() == "[DONE]":
+                    out += translator.end()
+                else:
+                    out += translator.feed(parse_json(sse.data.encode()))
+            if out:
+                yield b"".join(out)
+        tail = translator.end()
+        if tail:
+            yield b"".join(tail)
+    finally:
+        if hasattr(iterator, "aclose"):
+            await iterator.aclose()

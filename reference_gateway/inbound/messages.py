@@ -20,14 +20,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import Message
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import bridge
+from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
-from reference_gateway.sse import SSEDecoder
 from reference_gateway.upstream.client import Endpoint
 from reference_gateway.web.intake import read_body
 
@@ -220,31 +219,14 @@ def _answer_headers(headers: Any) -> dict[str, str]:
 async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Response:
     """The request served by the flow as a chat request, the answer turned back into Messages."""
     chat = json.dumps(bridge.chat_request(body)).encode("utf-8")
-    scope = dict(request.scope)
-    scope["path"] = scope["path"].removesuffix("/messages") + "/chat/completions"
-    headers = [(k, v) for k, v in scope["headers"] if k not in (b"content-length", b"content-type")]
-    scope["headers"] = [
-        *headers,
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(chat)).encode()),
-    ]
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": chat, "more_body": False}
-        return await request.receive()  # the client's own disconnect reaches the flow
-
-    answer = await flow.chat_completions(Request(scope, receive))
+    answer = await serve_as_chat(flow, request, chat, "/messages")
     model = str(body.get("model"))
     if isinstance(answer, StreamingResponse):
         return StreamingResponse(
             _events(answer, model), media_type="text/event-stream", headers={"cache-control": "no-cache"}
         )
     raw = bytes(answer.body)
-    document = _json(raw)
+    document = parse_json(raw)
     if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
         error = document.get("error") if isinstance(document, dict) else None
         text = error.get("message") if isinstance(error, dict) else raw.decode("utf-8", "replace")
@@ -254,41 +236,6 @@ async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Respon
     return Response(json.dumps(bridge.message(document, model)), media_type="application/json")
 
 
-async def _events(answer: StreamingResponse, model: str) -> AsyncIterator[bytes]:
-    """The flow's chat SSE bytes in, Messages events out."""
-    translator = bridge.StreamBridge(model)
-    decoder = SSEDecoder()
-    iterator = answer.body_iterator
-    try:
-        async for piece in iterator:
-            data = (
-                piece
-                if isinstance(piece, bytes)
-                else bytes(piece)
-                if isinstance(piece, memoryview)
-                else piece.encode()
-            )
-            out: list[bytes] = []
-            events = decoder.feed(data)
-            if not events and data.lstrip().startswith(b":"):
-                out.append(bridge.event("ping", {}))  # the flow's keep-alive comment, as Messages says it
-            for sse in events:
-                if sse.data.strip() == "[DONE]":
-                    out += translator.end()
-                else:
-                    out += translator.feed(_json(sse.data.encode()))
-            if out:
-                yield b"".join(out)
-        tail = translator.end()
-        if tail:
-            yield b"".join(tail)
-    finally:
-        if hasattr(iterator, "aclose"):
-            await iterator.aclose()
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
+def _events(answer: StreamingResponse, model: str) -> AsyncIterator[bytes]:
+    """The flow's chat SSE bytes in, Messages events out (its keep-alive comment as a Messages `ping`)."""
+    return translated_stream(answer, bridge.StreamBridge(model), lambda _comment: bridge.event("ping", {}))

@@ -1,0 +1,46 @@
+"""`shape` for Responses: every served answer has the shape the OpenAI SDKs type (a Response object; each stream
+event's data as its type needs; an `error` event its own fields). Implicit on every 2xx answer of the responses
+endpoint (wire schemas openai.response and openai.response.stream.event)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.exchange import Exchange
+from harness.surfaces import reading
+from harness.surfaces.messages.shape import validate
+from harness.values import short
+from harness.violation import Violation
+
+ANSWER = "openai.response"
+EVENT = "openai.response.stream.event"
+
+
+def payload_schema(payload: reading.Payload) -> str:
+    return EVENT
+
+
+def check_shape(expected: Any, exchange: Exchange) -> Iterator[Violation]:
+    response = exchange.response
+    if not expected or response.status is None or not 200 <= response.status < 300:
+        return
+    if not exchange.request.url.split("?", 1)[0].rstrip("/").endswith("/responses"):
+        return
+    if reading.is_stream(response):
+        for payload in reading.stream_view(response.raw, "[DONE]").payloads:
+            if payload.done or payload.event.data is None:
+                continue
+            where = f"stream[{payload.event.index}]"
+            if payload.parsed is None or not payload.parsed.ok:
+                yield Violation(
+                    "shape", where, "a JSON payload", short(payload.event.data), "data is not JSON"
+                )
+                continue
+            yield from validate(EVENT, payload.json, check="shape", where=where)
+        return
+    parsed = reading.parse_json(response.raw)
+    if not parsed.ok:
+        yield Violation("shape", "$", "a Response", short(response.raw), f"body is {parsed.error}")
+        return
+    yield from validate(ANSWER, parsed.value, check="shape", where="$")
