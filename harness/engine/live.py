@@ -140,7 +140,7 @@ def _scripted_literal(value: Any, rule: Rule, answers: ScriptedAnswers) -> bool:
 
 _ANSWER_REF = "${answer."
 _PATH_LITERAL_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
-_VALUE_MATCHERS = ("equals", "contains", "one_of", "matches")
+_VALUE_MATCHERS = ("equals", "json_equals", "in_order", "contains", "one_of", "matches")
 
 
 def _ref_schema(text: str) -> dict[str, Any]:
@@ -156,9 +156,9 @@ def _ref_schema(text: str) -> dict[str, Any]:
 
 
 def _arguments_path(path: str) -> bool:
-    """Tool-call arguments (a Messages tool_use's input) are the model's to choose: their exact text is scripted,
-    their validity is not."""
-    return (path.endswith(".arguments") and "tool_calls" in path) or (
+    """Tool-call arguments (a Messages tool_use's input, a Responses function_call's arguments) are the model's to
+    choose: their exact text is scripted, their validity is not."""
+    return (path.endswith(".arguments") and ("tool_calls" in path or "function_call" in path)) or (
         path.endswith(".input") and "tool_use" in path
     )
 
@@ -190,6 +190,9 @@ def live_assertion(
         value = out.pop(key)
         changed = True
         if key in ("not_equals", "excludes"):  # what the unseen answer must not be: not observable live
+            continue
+        if key in ("json_equals", "in_order"):  # JSON text (a call's arguments) or its fragments: strings
+            out["schema"] = {"type": "string"}
             continue
         if isinstance(value, Mapping):  # a scripted object: the same keys, any honest values
             out["schema"] = {"type": "object", "required": sorted(value)}

@@ -9,12 +9,13 @@ whose meaning is its own.
     stream_order.py  `stream_order`: the event grammar and what the deltas add up to
     finish.py        `finish_reason`: the response's status (and incomplete reason)
     shape.py         `shape`: the SDK's shape of every served answer (implicit)
+    live.py          the live forms of expectations about the scripted answer
 """
 
 from __future__ import annotations
 
 from harness.surfaces.base import Surface
-from harness.surfaces.responses import envelope, finish, reading, request, shape, stream_order
+from harness.surfaces.responses import envelope, finish, live, reading, request, shape, stream_order
 
 SURFACE = Surface(
     name="responses",
@@ -36,6 +37,7 @@ SURFACE = Surface(
         "stream_order": stream_order.check_stream_order,
         "finish_reason": finish.check_finish,
         "shape": shape.check_shape,
+        **live.LIVE_CHECKS,
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_output_tokens",),

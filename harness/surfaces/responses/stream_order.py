@@ -261,6 +261,9 @@ def _item_event(where: str, kind: str, data: dict[str, Any], state: _State) -> N
                       f"{kind} differs from its deltas joined")  # fmt: skip
         item.parts_done[content] = joined
     elif kind == r.PART_DONE:
+        if item.kind == "message" and content not in item.parts_done:
+            state.add(where, "response.output_text.done before content_part.done", kind,
+                      "a content part done without its output_text.done (clients that listen for it get nothing)")  # fmt: skip
         part = reading.as_object(data.get("part"))
         text = part.get("text", part.get("refusal"))
         done = item.parts_done.get(content, "".join(item.parts[content]))
