@@ -4,20 +4,20 @@
 # a fixed port, certify it with the profile's model map and the features the set-up supports, store the report, the
 # results and each failure's exchange (peers/store_run.py, the peer's fake provider key scrubbed), stop the peer.
 # Then regenerate the README's tables: gateway-conformance report --implementations implementations --out DIR.
-#   usage: peers/certify.sh [litellm|portkey] [anthropic|openai|ezat ...]     (default: both peers, every profile)
+#   usage: peers/certify.sh [litellm|portkey] [anthropic|openai|ezat|responses ...]   (default: both peers, every profile)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/.." && pwd)
 PEERS=${PEERS:-/tmp/gc-peers}; mkdir -p "$PEERS"
 cd "$root"
 peers=(); profiles=()
-for a in "$@"; do case "$a" in litellm|portkey) peers+=("$a") ;; anthropic|openai|ezat) profiles+=("$a") ;;
-  *) echo "unknown argument $a (peers: litellm portkey; profiles: anthropic openai ezat)" >&2; exit 3 ;; esac; done
+for a in "$@"; do case "$a" in litellm|portkey) peers+=("$a") ;; anthropic|openai|ezat|responses) profiles+=("$a") ;;
+  *) echo "unknown argument $a (peers: litellm portkey; profiles: anthropic openai ezat responses)" >&2; exit 3 ;; esac; done
 [ ${#peers[@]} -gt 0 ] || peers=(litellm portkey)
-[ ${#profiles[@]} -gt 0 ] || profiles=(anthropic openai ezat)
+[ ${#profiles[@]} -gt 0 ] || profiles=(anthropic openai ezat responses)
 map() {  # profile -> a model map for the peers' one model (claude-test); every other role of ezat null
   case "$1" in
     anthropic) printf 'MODEL: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
-    openai) printf 'MODEL: claude-test\nMODEL_SAMPLING: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
+    openai|responses) printf 'MODEL: claude-test\nMODEL_SAMPLING: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\n' ;;
     ezat) printf 'MODEL: claude-test\nUNKNOWN_MODEL: gc-model-that-does-not-exist\nMODEL_NOT_PERMITTED: null\nMODEL_NO_CACHE: null\nMODEL_NO_FORCED_TOOL: null\nMODEL_SAMPLING: null\nMODEL_SMALL_OUTPUT: null\n' ;;
   esac
 }
@@ -29,6 +29,8 @@ features() {  # peer profile -> the --feature flags its set-up supports
     # openai: every extended feature but logprobs and multiple-choices (Anthropic has neither).
     */openai) echo "--feature stream-usage --feature usage-details --feature tools --feature parallel-tool-calls --feature structured-outputs --feature vision --feature reasoning --feature prompt-cache-usage --feature models-endpoint" ;;
     */ezat) echo "" ;;
+    # responses: /v1/responses over the same Anthropic model; no gateway here keeps responses for the test (state).
+    */responses) echo "--feature tools --feature parallel-tool-calls --feature structured-outputs" ;;
   esac
 }
 certify() {  # peer version url port key
