@@ -21,11 +21,19 @@ from typing import Any
 from harness.clients.observation import Job, Observation, observation_from_json
 from harness.errors import HarnessFailure
 
-NODE_CLIENTS: tuple[str, ...] = ("openai-node", "ai-sdk", "langchain-js", "anthropic-node", "claude-code")
+NODE_CLIENTS: tuple[str, ...] = (
+    "openai-node",
+    "ai-sdk",
+    "langchain-js",
+    "anthropic-node",
+    "claude-code",
+    "openai-node-responses",
+)
 SOURCE = Path(__file__).resolve().parent.parent / "node"
 SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
 PACKAGES = {
     "openai-node": ("openai", "zod"),
+    "openai-node-responses": ("openai", "zod"),
     "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
     "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
     "anthropic-node": ("@anthropic-ai/sdk",),

@@ -8,6 +8,7 @@ from harness.clients.drivers import (
     langchain_python,
     openai_agents,
     openai_python,
+    openai_responses,
     pydantic_ai,
 )
 from harness.clients.drivers.base import PythonDriver
@@ -19,4 +20,5 @@ PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
     pydantic_ai.DRIVER,
     anthropic_python.DRIVER,
     langchain_anthropic.DRIVER,
+    openai_responses.DRIVER,
 )

@@ -112,6 +112,67 @@ async function classifyOpenai(e) {
   return errorOf(e, "other", null);
 }
 
+// ------------------------------------------------------------------------------------- openai-node responses
+// The same library through client.responses: create (withResponse), the stream helper's final response, parse with
+// zodTextFormat, and the raw event iterator.
+async function openaiNodeResponses(job) {
+  const { default: OpenAI } = await import("openai");
+  const client = new OpenAI({ baseURL: job.base_url, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS, defaultHeaders: job.headers });
+  const tools = job.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters }));
+  const calls = (r) => r.output.filter((i) => i.type === "function_call").map((i) => ({ id: i.call_id, name: i.name, arguments: argsOf(i.arguments) }));
+  const usage = (r) => r.usage ? { prompt_tokens: r.usage.input_tokens, completion_tokens: r.usage.output_tokens, total_tokens: r.usage.total_tokens } : null;
+  const finalOf = async (extra) => {
+    const stream = client.responses.stream({ model: job.model, input: job.prompt, ...extra });
+    for await (const _ of stream);
+    return await stream.finalResponse();
+  };
+  switch (job.scenario) {
+    case "text": {
+      const { data, response } = await client.responses.create({ model: job.model, input: job.prompt }).withResponse();
+      return { text: data.output_text, usage: usage(data), notes: [`withResponse: HTTP ${response.status}`] };
+    }
+    case "stream-text":
+    case "stream-usage": {
+      const final = await finalOf({});
+      return { text: final.output_text, usage: usage(final), notes: ["responses.stream"] };
+    }
+    case "tool-round-trip": {
+      const first = await client.responses.create({ model: job.model, input: job.prompt, tools });
+      const history = [{ role: "user", content: job.prompt }];
+      for (const i of first.output.filter((i) => i.type === "function_call")) {
+        history.push({ type: "function_call", call_id: i.call_id, name: i.name, arguments: i.arguments });
+        history.push({ type: "function_call_output", call_id: i.call_id, output: job.tool_result });
+      }
+      const second = await client.responses.create({ model: job.model, input: history, tools });
+      return { text: second.output_text, tool_calls: calls(first) };
+    }
+    case "parallel-tools-stream": {
+      const final = await finalOf({ tools });
+      return { tool_calls: calls(final) };
+    }
+    case "structured-output": {
+      const { z } = await import("zod");
+      const { zodTextFormat } = await import("openai/helpers/zod");
+      const format = zodTextFormat(zodObject(z, job.object.fields), job.object.name);
+      const done = await client.responses.parse({ model: job.model, input: job.prompt, text: { format } });
+      return { parsed: done.output_parsed };
+    }
+    default: {
+      if (job.stream) {
+        const stream = await client.responses.create({ model: job.model, input: job.prompt, stream: true });
+        let text = "";
+        for await (const event of stream) {
+          if (event.type === "response.output_text.delta") text += event.delta;
+          else if (event.type === "error" || event.type === "response.failed") throw new Error(`the stream failed: ${JSON.stringify(event).slice(0, 300)}`);
+        }
+        return { text };
+      }
+      const done = await client.responses.create({ model: job.model, input: job.prompt });
+      return { text: done.output_text, usage: usage(done) };
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- ai-sdk
 async function aiSdk(job) {
   const ai = await import("ai");
@@ -322,6 +383,7 @@ async function classifyClaudeCode(e) {
 // ----------------------------------------------------------------------------------------------
 const CLIENTS = {
   "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
+  "openai-node-responses": { run: openaiNodeResponses, classify: classifyOpenai, packages: ["openai", "zod"] },
   "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },

@@ -41,5 +41,5 @@ SURFACE = Surface(
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_output_tokens",),
-    clients=(),
+    clients=("openai-python-responses", "openai-node-responses"),
 )
