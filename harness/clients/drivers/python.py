@@ -21,4 +21,5 @@ PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
     anthropic_python.DRIVER,
     langchain_anthropic.DRIVER,
     openai_responses.DRIVER,
+    openai_agents.DRIVER_RESPONSES,
 )

@@ -41,5 +41,5 @@ SURFACE = Surface(
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_output_tokens",),
-    clients=("openai-python-responses", "openai-node-responses"),
+    clients=("openai-python-responses", "openai-agents-responses", "openai-node-responses"),
 )
