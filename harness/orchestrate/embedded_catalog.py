@@ -59,10 +59,12 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("lyrouter", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
     ("relay", "anthropic"): ("gateway-keys", "tools", "vision", "models-endpoint"),
     # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps no
-    # responses, so no gateway claims `state`; Relay's Gemini path does not honour parallel_tool_calls.
-    ("ezat", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
-    ("lyrouter", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
-    ("relay", "responses"): ("tools", "parallel-tool-calls", "structured-outputs"),
+    # responses, so no gateway claims `state`.
+    # Reasoning is carried to Anthropic (thinking) and to OpenAI's channel (reasoning_effort), not by Relay's Gemini
+    # path, as for profile openai.
+    ("ezat", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
+    ("lyrouter", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
+    ("relay", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision"),
 }
 
 
