@@ -64,7 +64,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # path, as for profile openai.
     ("ezat", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
     ("lyrouter", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
-    ("relay", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision"),
+    ("relay", "responses"): ("tools", "structured-outputs", "vision"),
 }
 
 

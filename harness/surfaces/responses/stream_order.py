@@ -147,6 +147,12 @@ def _walk(events: list[tuple[str, dict[str, Any]]], state: _State) -> None:
             state.created = data.get("response")
             continue
         if kind in _START:
+            started = reading.as_object(data.get("response"))
+            created = reading.as_object(state.created)
+            if created and started.get("id") != created.get("id"):
+                state.add(f"{where}.response.id", created.get("id"), started.get("id"),
+                          f"{kind} names another response than response.created (openai-python raises "
+                          "\"Lifecycle response identity changed\")")  # fmt: skip
             continue
         if state.terminal_at is not None:
             state.add(where, "nothing after the terminal event", kind,

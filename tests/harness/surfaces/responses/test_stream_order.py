@@ -152,6 +152,10 @@ BROKEN = {
         "not above the earlier ones",
     ),
     "data that is not JSON": (sse([*GOOD[:3], "not json", *GOOD[3:]]), "data is not a JSON object"),
+    "response.in_progress naming another response (BerriAI/litellm#26167: chatcmpl- and resp_ ids mixed)": (
+        sse(edited(1, response={**RESPONSE, "id": "chatcmpl-1"})),
+        "names another response than response.created",
+    ),
 }
 
 
