@@ -25,7 +25,8 @@ STATE_ENV = "REFERENCE_GATEWAY_STATE_URL"
 
 
 def default_state_url() -> str:
-    """Relay's default store: a SQLite file in the user's state directory (kept across restarts)."""
+    """The default store (relay's idempotency and cache; every profile's kept Responses): a SQLite file in the
+    user's state directory (kept across restarts)."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return "sqlite:///" + os.path.join(base, "reference-gateway", "relay-state.sqlite3")
 
@@ -73,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--state-url",
         metavar="URL",
-        help=f"relay: idempotency store and response cache, sqlite:///FILE or redis://HOST:PORT/DB "
+        help=f"the state store (relay: idempotency and response cache; every profile: kept Responses), "
+        f"sqlite:///FILE or redis://HOST:PORT/DB "
         f"(default: ${STATE_ENV}, else a SQLite file under $XDG_STATE_HOME/reference-gateway)",
     )
     parser.add_argument(
@@ -187,9 +189,8 @@ def _settings(args: argparse.Namespace) -> GatewaySettings:
         keys=None if args.no_auth and not ring.keys else ring,
         ping_interval=args.ping_interval,
         image_allow=AllowList.parse(args.allow_image_host),
-        state_url=(args.state_url or os.environ.get(STATE_ENV) or default_state_url())
-        if profile.relay is not None
-        else None,
+        # relay's idempotency store and response cache; every profile's kept Responses (inbound/responses.py)
+        state_url=args.state_url or os.environ.get(STATE_ENV) or default_state_url(),
         cache_ttl_seconds=args.cache_ttl_seconds,
         max_image_bytes=args.max_image_bytes,
     )

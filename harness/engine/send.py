@@ -116,6 +116,8 @@ def exchange_once(
         followed = []
         for i, step in enumerate(steps):  # `then`: the first request again, with the step's changes merged in
             time.sleep(float(step.get("delay") or 0))
+            # `${first.response…}` in the step's request too (a Responses `previous_response_id` names the first answer).
+            step = {**step, "request": steps_mod.resolve_first(dict(step.get("request") or {}), first)}
             headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
             again = dataclasses.replace(rendered, headers=headers, json=body_json, body=encode(body_json))
             answer = send(client, again, rule_wait(rule, target))

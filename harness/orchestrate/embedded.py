@@ -133,8 +133,8 @@ class GatewayProcess:
         limit = embedded(self.profile).nonstream_timeout
         if limit is not None:
             cmd += ["--upstream-timeout", f"{limit:g}"]
-        if self.profile == "relay":
-            cmd += ["--state-url", f"sqlite:///{self.log.parent / 'relay-state.sqlite'}"]
+        # Relay's idempotency and cache, and every profile's kept Responses: a file of this run's, never the user's.
+        cmd += ["--state-url", f"sqlite:///{self.log.parent / f'{self.profile}-state.sqlite'}"]
         return cmd
 
     def start(self) -> GatewayProcess:

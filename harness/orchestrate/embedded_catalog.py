@@ -58,13 +58,27 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # Gemini has no switch for parallel calls, so Relay does not claim parallel-tool-use.
     ("lyrouter", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
     ("relay", "anthropic"): ("gateway-keys", "tools", "vision", "models-endpoint"),
-    # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps no
-    # responses, so no gateway claims `state`.
+    # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps responses on
+    # the gateway's store (`state`).
     # Reasoning is carried to Anthropic (thinking) and to OpenAI's channel (reasoning_effort), not by Relay's Gemini
     # path, as for profile openai.
-    ("ezat", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
-    ("lyrouter", "responses"): ("tools", "parallel-tool-calls", "structured-outputs", "vision", "reasoning"),
-    ("relay", "responses"): ("tools", "structured-outputs", "vision"),
+    ("ezat", "responses"): (
+        "tools",
+        "parallel-tool-calls",
+        "structured-outputs",
+        "vision",
+        "reasoning",
+        "state",
+    ),
+    ("lyrouter", "responses"): (
+        "tools",
+        "parallel-tool-calls",
+        "structured-outputs",
+        "vision",
+        "reasoning",
+        "state",
+    ),
+    ("relay", "responses"): ("tools", "structured-outputs", "vision", "state"),
 }
 
 

@@ -5,14 +5,17 @@ serves it as it serves any chat request (its channels, fallback, refusals, store
 stream comes back as a Response object or Responses events. The flow's errors, and the bridge's own refusals of
 what it cannot carry, come back in OpenAI's error envelope with their status.
 
-Stateless: `previous_response_id` is refused with a 400 that says so (a gateway that cannot chain a conversation
-must not answer as if it had); `store` is accepted and every response says `store: false`, true of it: no
-response can be retrieved later.
+Stateful on the gateway's store (`--state-url`: SQLite by default, Redis for several workers; an in-process
+store when none is configured): a response is kept unless the request says `store: false` — the Response, and
+the conversation it ends (its input and output as chat messages) — for 30 days. `previous_response_id` continues
+that conversation (its instructions are not carried, as OpenAI's are not); an unknown id is 404
+`previous_response_not_found`. `GET {base}/responses/{id}` answers a kept Response, `DELETE` forgets it.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,9 +25,63 @@ from starlette.routing import Route
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.base import Flow
+from reference_gateway.flows.relay_store import StateStore, open_store
 from reference_gateway.inbound import responses_bridge as bridge
 from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
+from reference_gateway.services import Services
 from reference_gateway.web.intake import read_body
+
+KEPT_SECONDS = 30 * 24 * 3600  # how long a stored response can be continued or retrieved
+_PREFIX = "responses:"
+
+
+class MemoryStore:
+    """The in-process store when the gateway has no --state-url: lost when the process ends."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[bytes, float]] = {}
+
+    async def get(self, key: str) -> bytes | None:
+        found = self._entries.get(key)
+        return found[0] if found is not None and found[1] > time.time() else None
+
+    async def put(self, key: str, value: bytes, ttl: float) -> None:
+        self._entries[key] = (value, time.time() + ttl)
+
+    async def claim(
+        self, key: str, ttl: float
+    ) -> str | None:  # not used here; the StateStore protocol has it
+        return None
+
+    async def release(self, key: str, token: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+_STORES: dict[int, StateStore] = {}
+
+
+def _store(services: Services) -> StateStore:
+    """The store of this gateway process (one per Services), opened on first use."""
+    found = _STORES.get(id(services))
+    if found is None:
+        url = services.settings.state_url
+        found = open_store(url, services.hooks.clock) if url else MemoryStore()
+        _STORES[id(services)] = found
+    return found
+
+
+async def _load(services: Services, response_id: str) -> dict[str, Any] | None:
+    raw = await _store(services).get(_PREFIX + response_id)
+    record = parse_json(raw) if raw else None
+    return record if isinstance(record, dict) else None
+
+
+async def _keep(services: Services, response: dict[str, Any], conversation: list[dict[str, Any]]) -> None:
+    record = {"response": response, "conversation": conversation}
+    await _store(services).put(_PREFIX + str(response["id"]), json.dumps(record).encode(), KEPT_SECONDS)
 
 
 class Responses:
@@ -37,7 +94,30 @@ class Responses:
             except GatewayError as exc:
                 return _error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
-        return [Route(f"{base}/responses", endpoint, methods=["POST"])]
+        async def one(request: Request) -> Response:
+            try:
+                return await _one(flow, request)
+            except GatewayError as exc:
+                return _error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
+
+        return [
+            Route(f"{base}/responses", endpoint, methods=["POST"]),
+            Route(f"{base}/responses/{{response_id}}", one, methods=["GET", "DELETE"]),
+        ]
+
+
+async def _one(flow: Flow, request: Request) -> Response:
+    """`GET` a kept Response, or `DELETE` it (Responses: Retrieve, Delete a model response)."""
+    services = flow.services
+    services.intake.authenticate(request)
+    response_id = request.path_params["response_id"]
+    record = await _load(services, response_id)
+    if record is None:
+        return _error(404, f"Response with id '{response_id}' not found.", param="response_id")
+    if request.method == "DELETE":
+        await _store(services).put(_PREFIX + response_id, b"", 1e-6)  # expired at once: gone
+        return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+    return JSONResponse(record["response"])
 
 
 def _error(
@@ -78,23 +158,29 @@ async def _create(flow: Flow, request: Request) -> Response:
             param="model",
             code="model_not_found",
         )
-    if body.get("previous_response_id") is not None:
-        return _error(
-            400,
-            "previous_response_id is not supported: this gateway keeps no responses (send the whole conversation "
-            "as input).",
-            param="previous_response_id",
-            code="unsupported_parameter",
-        )
+    history: list[dict[str, Any]] = []
+    previous = body.get("previous_response_id")
+    if previous is not None:
+        record = await _load(services, str(previous))
+        if record is None:
+            return _error(
+                404,
+                f"Previous response with id '{previous}' not found.",
+                param="previous_response_id",
+                code="previous_response_not_found",
+            )
+        history = list(record.get("conversation") or [])
+    keep = body.get("store") is not False
     try:
-        chat = bridge.chat_request(body)
+        chat = bridge.chat_request(body, history)
+        asked = [*history, *bridge.input_messages(body)]
     except bridge.BridgeRefusal as exc:
         return _error(400, str(exc), param=exc.param)
     response_id = bridge.new_id("resp")
     answer = await serve_as_chat(flow, request, json.dumps(chat).encode("utf-8"), "/responses")
     if isinstance(answer, StreamingResponse):
         return StreamingResponse(
-            _events(answer, body, response_id),
+            _events(answer, body, response_id, services, asked if keep else None),
             media_type="text/event-stream",
             headers={"cache-control": "no-cache"},
         )
@@ -102,7 +188,10 @@ async def _create(flow: Flow, request: Request) -> Response:
     document = parse_json(raw_answer)
     if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
         return _passed_error(answer.status_code, document, raw_answer, answer.headers)
-    return JSONResponse(bridge.response(document, body, response_id))
+    response = bridge.response(document, body, response_id, store=keep)
+    if keep:
+        await _keep(services, response, [*asked, *bridge.assistant_turn(response)])
+    return JSONResponse(response)
 
 
 def _passed_error(status: int, document: Any, raw: bytes, headers: Any) -> Response:
@@ -120,6 +209,17 @@ def _passed_error(status: int, document: Any, raw: bytes, headers: Any) -> Respo
     )
 
 
-def _events(answer: StreamingResponse, body: dict[str, Any], response_id: str) -> AsyncIterator[bytes]:
-    """The flow's chat SSE bytes in, Responses events out (a keep-alive comment passed on as it came)."""
-    return translated_stream(answer, bridge.StreamBridge(body, response_id), lambda comment: comment)
+async def _events(
+    answer: StreamingResponse,
+    body: dict[str, Any],
+    response_id: str,
+    services: Services,
+    asked: list[dict[str, Any]] | None,
+) -> AsyncIterator[bytes]:
+    """The flow's chat SSE bytes in, Responses events out (a keep-alive comment passed on as it came); the final
+    response kept once the stream has ended with it (`asked`: the conversation so far, None: not kept)."""
+    translator = bridge.StreamBridge(body, response_id, store=asked is not None)
+    async for piece in translated_stream(answer, translator, lambda comment: comment):
+        yield piece
+    if asked is not None and translator.final is not None:
+        await _keep(services, translator.final, [*asked, *bridge.assistant_turn(translator.final)])

@@ -79,11 +79,10 @@ def _user_parts(content: Any, where: str) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+def input_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The request's `input` as chat messages (its `instructions` apart: they are not carried into a stored
+    conversation, as OpenAI does not carry a previous response's instructions)."""
     messages: list[dict[str, Any]] = []
-    instructions = body.get("instructions")
-    if isinstance(instructions, str) and instructions:
-        messages.append({"role": "system", "content": instructions})
     given = body.get("input")
     if isinstance(given, str):
         messages.append({"role": "user", "content": given})
@@ -175,9 +174,15 @@ def _format(text: Any) -> dict[str, Any] | None:
     raise BridgeRefusal(f"text.format.type: {fmt.get('type')!r} is not supported", "text.format")
 
 
-def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The chat body for a Responses request; a field the bridge cannot carry raises BridgeRefusal."""
-    chat: dict[str, Any] = {"model": body.get("model"), "messages": _messages(body)}
+def chat_request(body: Mapping[str, Any], history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The chat body for a Responses request, after `history` (a stored conversation it continues); a field the
+    bridge cannot carry raises BridgeRefusal."""
+    messages: list[dict[str, Any]] = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        messages.append({"role": "system", "content": instructions})
+    messages += [*(history or []), *input_messages(body)]
+    chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
     if body.get("max_output_tokens") is not None:
         chat["max_completion_tokens"] = body["max_output_tokens"]
     for name in ("temperature", "top_p", "parallel_tool_calls"):
@@ -203,6 +208,30 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     return chat
 
 
+def assistant_turn(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A response's output as the chat messages that continue a conversation: its text and its calls, one
+    assistant turn."""
+    text = "".join(
+        str(part.get("text", ""))
+        for item in response.get("output") or []
+        if isinstance(item, dict) and item.get("type") == "message"
+        for part in item.get("content") or []
+        if isinstance(part, dict) and part.get("type") == "output_text"
+    )
+    calls = [
+        {"id": item.get("call_id"), "type": "function",
+         "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"}}
+        for item in response.get("output") or []
+        if isinstance(item, dict) and item.get("type") == "function_call"
+    ]  # fmt: skip
+    if not text and not calls:
+        return []
+    turn: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        turn["tool_calls"] = calls
+    return [turn]
+
+
 def usage(chat_usage: Any) -> dict[str, Any]:
     """The Responses usage for an OpenAI chat usage: the same counts under Responses' names."""
     u: dict[str, Any] = chat_usage if isinstance(chat_usage, dict) else {}
@@ -226,13 +255,16 @@ def _text_format(body: Mapping[str, Any]) -> dict[str, Any]:
     return {"format": fmt if isinstance(fmt, dict) else {"type": "text"}}
 
 
-def response_shell(body: Mapping[str, Any], response_id: str, model: str, created: int) -> dict[str, Any]:
-    """A Response object before any output: what the request set, echoed, and status in_progress."""
+def response_shell(
+    body: Mapping[str, Any], response_id: str, model: str, created: int, store: bool = False
+) -> dict[str, Any]:
+    """A Response object before any output: what the request set, echoed, and status in_progress; `store` says
+    whether the gateway keeps it."""
     shell: dict[str, Any] = {
         "id": response_id, "object": "response", "created_at": created, "status": "in_progress",
         "error": None, "incomplete_details": None, "model": model, "output": [],
         "text": _text_format(body), "truncation": "disabled", "usage": None,
-        "store": False,
+        "store": store,
     }  # fmt: skip
     for name in ECHOED:
         shell[name] = body.get(name)
@@ -261,14 +293,16 @@ def _finish(shell: dict[str, Any], finish: Any) -> None:
     shell["incomplete_details"] = {"reason": reason} if reason else None
 
 
-def response(completion: Mapping[str, Any], body: Mapping[str, Any], response_id: str) -> dict[str, Any]:
+def response(
+    completion: Mapping[str, Any], body: Mapping[str, Any], response_id: str, store: bool = False
+) -> dict[str, Any]:
     """The Response object for a flow's completion."""
     choices: list[Any] = completion["choices"] if isinstance(completion.get("choices"), list) else []
     choice: dict[str, Any] = choices[0] if choices and isinstance(choices[0], dict) else {}
     said: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
     model = str(completion.get("model") or body.get("model"))
     created = int(completion.get("created") or time.time())
-    shell = response_shell(body, response_id, model, created)
+    shell = response_shell(body, response_id, model, created, store)
     output: list[dict[str, Any]] = []
     if isinstance(said.get("content"), str) and said["content"]:
         output.append(_message_item(new_id("msg"), said["content"], "completed"))
@@ -317,6 +351,7 @@ class StreamBridge:
 
     body: Mapping[str, Any]
     response_id: str
+    store: bool = False
     sequence: int = 0
     shell: dict[str, Any] | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
@@ -325,6 +360,7 @@ class StreamBridge:
     finish: Any = None
     usage: dict[str, Any] | None = None
     finished: bool = False
+    final: dict[str, Any] | None = None  # the terminal response, once sent
 
     def _emit(self, kind: str, data: Mapping[str, Any]) -> bytes:
         out = event(kind, data, self.sequence)
@@ -376,6 +412,7 @@ class StreamBridge:
         _finish(shell, self.finish)
         terminal = "response.completed" if shell["status"] == "completed" else "response.incomplete"
         out.append(self._emit(terminal, {"response": shell}))
+        self.final = shell
         return out
 
     def _fail(self, error: Mapping[str, Any]) -> list[bytes]:

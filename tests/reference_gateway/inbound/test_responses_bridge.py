@@ -143,3 +143,25 @@ def test_a_stream_error_becomes_an_error_event_and_failed() -> None:
     events = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
     assert [e["type"] for e in events[-2:]] == ["error", "response.failed"]
     assert events[-1]["response"]["error"]["message"] == "overloaded"
+
+
+def test_a_kept_conversation_continues_without_its_instructions() -> None:
+    """State: the conversation kept is the input and the answer as chat messages; a continuation puts it before
+    the new input, its own instructions first and the previous ones not carried."""
+    first = {"model": "m", "instructions": "Be a pirate.", "input": "Remember TULIP."}
+    completion = {"id": "c", "model": "m", "created": 1, "choices": [{"index": 0, "finish_reason": "tool_calls",
+                  "message": {"role": "assistant", "content": "Noted.", "tool_calls": [{"id": "call_1",
+                  "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]}  # fmt: skip
+    kept = [
+        *bridge.input_messages(first),
+        *bridge.assistant_turn(bridge.response(completion, first, "resp_1")),
+    ]
+    assert kept == [
+        {"role": "user", "content": "Remember TULIP."},
+        {"role": "assistant", "content": "Noted.",
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    ]  # fmt: skip
+    nxt = bridge.chat_request({"model": "m", "instructions": "Be brief.", "input": [
+        {"type": "function_call_output", "call_id": "call_1", "output": "ok"}]}, kept)  # fmt: skip
+    assert [m["role"] for m in nxt["messages"]] == ["system", "user", "assistant", "tool"]
+    assert nxt["messages"][0]["content"] == "Be brief."
