@@ -12,7 +12,7 @@ import httpx
 
 from harness.engine import listener as listener_mod
 from harness.engine import steps as steps_mod
-from harness.engine.render import encode, new_marker, render_request, upstream_plan
+from harness.engine.render import encode, gateway_url_for, new_marker, render_request, upstream_plan
 from harness.engine.target import Target, uses_nonstream_timeout
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.redact import redact_bytes, redact_call, redact_headers
@@ -120,6 +120,7 @@ def exchange_once(
             step = {**step, "request": steps_mod.resolve_first(dict(step.get("request") or {}), first)}
             headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
             again = dataclasses.replace(rendered, headers=headers, json=body_json, body=encode(body_json))
+            again = _step_target(again, step, target.gateway_url)
             answer = send(client, again, rule_wait(rule, target))
             calls = upstream_calls(last=i == len(steps) - 1)
             followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
@@ -154,3 +155,23 @@ def _exchange(
         listener=listener.record() if listener is not None else None,
         surface=target.surface,
     )
+
+
+def _step_target(request: SentRequest, step: Mapping[str, Any], gateway_url: str) -> SentRequest:
+    """The step's request sent with its own `method` and `path` (under the gateway's base URL) when it names them;
+    a GET or DELETE carries no body."""
+    spec = step.get("request") or {}
+    method, path = spec.get("method"), spec.get("path")
+    if method is None and path is None:
+        return request
+    out = request
+    if path is not None:
+        out = dataclasses.replace(out, url=gateway_url_for(gateway_url, str(path)))
+    if method is not None:
+        out = dataclasses.replace(out, method=str(method))
+        if method in ("GET", "DELETE"):
+            headers = {
+                k: v for k, v in out.headers.items() if k.lower() not in ("content-type", "content-length")
+            }
+            out = dataclasses.replace(out, body=b"", json=None, headers=headers)
+    return out
