@@ -28,12 +28,14 @@ NODE_CLIENTS: tuple[str, ...] = (
     "anthropic-node",
     "claude-code",
     "openai-node-responses",
+    "ai-sdk-responses",
 )
 SOURCE = Path(__file__).resolve().parent.parent / "node"
 SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
 PACKAGES = {
     "openai-node": ("openai", "zod"),
     "openai-node-responses": ("openai", "zod"),
+    "ai-sdk-responses": ("ai", "@ai-sdk/openai"),
     "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
     "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
     "anthropic-node": ("@anthropic-ai/sdk",),

@@ -175,12 +175,15 @@ async function openaiNodeResponses(job) {
 
 // ---------------------------------------------------------------------------------------------- ai-sdk
 async function aiSdk(job) {
-  const ai = await import("ai");
   const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
   // supportsStructuredOutputs: the gateway takes response_format json_schema (EZAT refuses json_object);
   // includeUsage: stream_options.include_usage on every stream, so a stream's usage is known.
   const provider = createOpenAICompatible({ name: "gateway", baseURL: job.base_url, apiKey: job.key, headers: job.headers, supportsStructuredOutputs: true, includeUsage: true });
-  const model = provider.chatModel(job.model);
+  return aiSdkScenarios(job, provider.chatModel(job.model), []);
+}
+
+async function aiSdkScenarios(job, model, notes) {
+  const ai = await import("ai");
   const base = { model, prompt: job.prompt, maxRetries: job.retries, abortSignal: AbortSignal.timeout(TIMEOUT_MS) };
   const toolSet = (execute) => Object.fromEntries(job.tools.map((t) => [t.name, ai.tool({
     description: t.description, inputSchema: ai.jsonSchema(t.parameters), ...(execute ? { execute: async () => argsOf(job.tool_result) } : {}),
@@ -204,7 +207,7 @@ async function aiSdk(job) {
     case "structured-output": {
       const schema = ai.jsonSchema(objectSchema(job.object.fields));
       const r = await ai.generateObject({ ...base, schema, schemaName: job.object.name });
-      return { parsed: r.object, notes: ["generateObject"] };
+      return { parsed: r.object, notes: [...notes, "generateObject"] };
     }
     case "stream-usage": {
       const r = ai.streamText(base);
@@ -216,12 +219,20 @@ async function aiSdk(job) {
       if (job.stream) {
         const r = ai.streamText(base);
         await drain(r);
-        return { text: await r.text, notes: ["streamText"] };
+        return { text: await r.text, notes: [...notes, "streamText"] };
       }
       const r = await ai.generateText(base);
-      return { text: r.text, notes: ["generateText"] };
+      return { text: r.text, notes: [...notes, "generateText"] };
     }
   }
+}
+
+// The AI SDK's OpenAI provider (`@ai-sdk/openai`): `openai(model)` is its Responses model since v5, what an
+// application built on the AI SDK gets by default when it points the provider's baseURL at a gateway.
+async function aiSdkResponses(job) {
+  const { createOpenAI } = await import("@ai-sdk/openai");
+  const provider = createOpenAI({ baseURL: job.base_url, apiKey: job.key, headers: job.headers });
+  return aiSdkScenarios(job, provider.responses(job.model), ["openai.responses"]);
 }
 
 async function classifyAiSdk(e) {
@@ -385,6 +396,7 @@ const CLIENTS = {
   "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
   "openai-node-responses": { run: openaiNodeResponses, classify: classifyOpenai, packages: ["openai", "zod"] },
   "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
+  "ai-sdk-responses": { run: aiSdkResponses, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai"] },
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
   "claude-code": { run: claudeCode, classify: classifyClaudeCode, packages: ["@anthropic-ai/claude-code"] },

@@ -41,5 +41,10 @@ SURFACE = Surface(
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_output_tokens",),
-    clients=("openai-python-responses", "openai-agents-responses", "openai-node-responses"),
+    clients=(
+        "openai-python-responses",
+        "openai-agents-responses",
+        "openai-node-responses",
+        "ai-sdk-responses",
+    ),
 )
