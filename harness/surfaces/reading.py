@@ -8,7 +8,7 @@ What a payload *means* (a chunk, an error event, the stream's sentinel) is the s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +98,21 @@ def stream_view(raw: bytes, done: str | None = None) -> StreamView:
         else:
             payloads.append(Payload(event, parsed=parse_json(event.data)))
     return StreamView(decoded, tuple(payloads))
+
+
+def json_payloads(
+    raw: bytes, done: str | None, check: str
+) -> Iterator[tuple[str, Payload, Violation | None]]:
+    """A stream's data payloads for a shape check, each with where it is: a payload that is not JSON comes with
+    the violation that says so (the sentinel and events without data are skipped)."""
+    for payload in stream_view(raw, done).payloads:
+        if payload.done or payload.event.data is None:
+            continue
+        where = f"stream[{payload.event.index}]"
+        problem = None
+        if payload.parsed is None or not payload.parsed.ok:
+            problem = Violation(check, where, "a JSON payload", short(payload.event.data), "data is not JSON")
+        yield where, payload, problem
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -49,14 +49,9 @@ def check_shape(expected: Any, exchange: Exchange) -> Iterator[Violation]:
     if not exchange.request.url.split("?", 1)[0].rstrip("/").endswith("/messages"):
         return
     if reading.is_stream(response):
-        for payload in reading.stream_view(response.raw).payloads:
-            if payload.event.data is None:
-                continue
-            where = f"stream[{payload.event.index}]"
-            if payload.parsed is None or not payload.parsed.ok:
-                yield Violation(
-                    "shape", where, "a JSON payload", short(payload.event.data), "data is not JSON"
-                )
+        for where, payload, problem in reading.json_payloads(response.raw, None, "shape"):
+            if problem is not None:
+                yield problem
                 continue
             yield from validate(payload_schema(payload), payload.json, check="shape", where=where)
         return
