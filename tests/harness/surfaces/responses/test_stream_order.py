@@ -182,3 +182,13 @@ def test_an_error_event_ends_the_stream_or_is_followed_by_failed() -> None:
 def test_done_option() -> None:
     assert any("data: [DONE] line" in m for m in messages_of(sse(GOOD, done=True), {"done": "forbidden"}))
     assert any("no data: [DONE]" in m for m in messages_of(sse(GOOD), {"done": "required"}))
+
+
+def test_the_terminal_output_is_matched_as_the_sdk_matches_it() -> None:
+    """A done item whose status the terminal response reports as incomplete is the same item (openai-python's
+    helper compares identities); a different text or call is not (LiteLLM 1.110.2's incomplete stream passes)."""
+    final = copy.deepcopy(GOOD[14])
+    final["response"]["output"][0]["status"] = "incomplete"
+    assert messages_of(sse([*GOOD[:14], final])) == []
+    final["response"]["output"][1]["arguments"] = '{"city":"Bergen"}'
+    assert any("not the items done" in m for m in messages_of(sse([*GOOD[:14], final])))
