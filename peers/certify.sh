@@ -30,7 +30,8 @@ features() {  # peer profile -> the --feature flags its set-up supports
     */openai) echo "--feature stream-usage --feature usage-details --feature tools --feature parallel-tool-calls --feature structured-outputs --feature vision --feature reasoning --feature prompt-cache-usage --feature models-endpoint" ;;
     */ezat) echo "" ;;
     # responses: /v1/responses over the same Anthropic model; no gateway here keeps responses for the test (state).
-    */responses) echo "--feature tools --feature parallel-tool-calls --feature structured-outputs --feature vision --feature reasoning" ;;
+    # models-endpoint as in openai: the same GET /v1/models a Responses client (Codex) reads.
+    */responses) echo "--feature tools --feature parallel-tool-calls --feature structured-outputs --feature vision --feature reasoning --feature models-endpoint" ;;
   esac
 }
 certify() {  # peer version url port key

@@ -69,6 +69,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "vision",
         "reasoning",
         "state",
+        "models-endpoint",
     ),
     ("lyrouter", "responses"): (
         "tools",
@@ -77,8 +78,9 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "vision",
         "reasoning",
         "state",
+        "models-endpoint",
     ),
-    ("relay", "responses"): ("tools", "structured-outputs", "vision", "state"),
+    ("relay", "responses"): ("tools", "structured-outputs", "vision", "state", "models-endpoint"),
 }
 
 
