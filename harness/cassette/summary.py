@@ -117,7 +117,7 @@ def summarize(interaction: Interaction) -> Summary:
         return replace(base, body=media or "none")
     if not isinstance(data, dict):
         return base
-    if "error" in data:
+    if isinstance(data.get("error"), dict):  # a Response object carries `error: null`
         return replace(base, error_type=family.error_type(_dict(data.get("error"))))
     return family.answer(base, data)
 
@@ -354,6 +354,51 @@ def _gemini_error(error: dict[str, Any]) -> str | None:
     return _str(error.get("status")) or (str(error["code"]) if "code" in error else None)
 
 
+# --- OpenAI Responses ------------------------------------------------------------------------
+
+
+def _responses_item(item: Any) -> str:
+    item = _dict(item)
+    kind = str(item.get("type"))
+    if kind == "function_call" and isinstance(item.get("name"), str):
+        return f"function_call({item['name']})"
+    return kind
+
+
+def _responses_stop(response: dict[str, Any]) -> str | None:
+    status = _str(response.get("status"))
+    reason = _str(_dict(response.get("incomplete_details")).get("reason"))
+    return f"{status}:{reason}" if status == "incomplete" and reason else status
+
+
+def _responses_answer(base: Summary, data: dict[str, Any]) -> Summary:
+    output = _list(data.get("output"))
+    return replace(
+        base,
+        model=_str(data.get("model")),
+        stop_reason=_responses_stop(data),
+        blocks=tuple(_responses_item(i) for i in output),
+        message_fields=frozenset(data),
+        content_fields=frozenset(k for i in output for k in _dict(i)),
+        usage_fields=_flatten_keys(data.get("usage")),
+    )
+
+
+def _responses_stream(base: Summary, events: Iterable[sse.Event]) -> Summary:
+    labels: list[str] = []
+    final: dict[str, Any] = {}
+    error_type = None
+    for ev in events:
+        data = _dict(parse_json(ev.data))
+        labels.append(ev.event or _str(data.get("type")) or "(unnamed)")
+        if data.get("type") in ("response.completed", "response.incomplete", "response.failed"):
+            final = _dict(data.get("response"))
+        elif data.get("type") == "error":
+            error_type = _str(data.get("code"))
+    summary = _responses_answer(base, final) if final else base
+    return replace(summary, events=_collapse(labels), error_type=error_type or summary.error_type)
+
+
 @dataclass(frozen=True)
 class FamilySummary:
     answer: Callable[[Summary, dict[str, Any]], Summary]
@@ -386,6 +431,19 @@ FAMILY_SUMMARIES: dict[str, FamilySummary] = {
             "events": "chunks",
             "message_fields": "completion fields",
             "content_fields": "message fields",
+            "usage_fields": "usage fields",
+        },
+    ),
+    "openai.responses": FamilySummary(
+        _responses_answer,
+        _responses_stream,
+        _openai_error,
+        {
+            "stop_reason": "status",
+            "blocks": "output items",
+            "events": "events",
+            "message_fields": "response fields",
+            "content_fields": "output item fields",
             "usage_fields": "usage fields",
         },
     ),

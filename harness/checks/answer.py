@@ -1,7 +1,7 @@
 """A summary of the answer the replay upstream served: text, ids, stop reason, final usage, tool uses.
 
-Reads Anthropic Messages JSON or SSE, OpenAI-compatible JSON or SSE (pass-through channels), and Gemini
-`GenerateContentResponse` JSON or `alt=sse` events.
+Reads Anthropic Messages JSON or SSE, OpenAI-compatible JSON or SSE (pass-through channels), Gemini
+`GenerateContentResponse` JSON or `alt=sse` events, and OpenAI Responses (a Response object, or its events).
 Usage is normalised to Anthropic's meaning, so the same usage rules hold for both kinds of channel.
 """
 
@@ -37,7 +37,7 @@ class ToolUse:
 
 @dataclass(frozen=True)
 class UpstreamAnswer:
-    format: str  # "anthropic" | "openai" | "gemini"
+    format: str  # "anthropic" | "openai" | "gemini" | "responses"
     stream: bool
     text: str = ""
     id: str | None = None
@@ -69,6 +69,8 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
             return _anthropic_stream(objects)
         if objects and all(isinstance(o.get("candidates"), list) for o in objects):
             return _gemini(objects, stream=True)
+        if any(isinstance(o.get("type"), str) and o["type"].startswith("response.") for o in objects):
+            return _responses_stream(objects)
         chunks = chat.completion_chunks(view)
         if not chunks:
             return None
@@ -88,6 +90,8 @@ def summarize(served: ServedAnswer) -> UpstreamAnswer | None:
         return _openai(body, stream=False)
     if isinstance(body.get("candidates"), list):
         return _gemini([body], stream=False)
+    if body.get("object") == "response":
+        return _responses(body, stream=False)
     return None
 
 
@@ -315,4 +319,86 @@ def _gemini_usage(usage: Mapping[str, Any]) -> dict[str, int]:
         "cache_read_input_tokens": cached,
         "cache_creation_input_tokens": 0,
         "thinking_tokens": thoughts,
+    }
+
+
+def _responses(
+    response: Mapping[str, Any], *, stream: bool, fragments: Mapping[str, list[str]] | None = None
+) -> UpstreamAnswer:
+    """A Response object: its message items' output_text, its function_call items (call_id, name, arguments), its
+    reasoning summaries; the stop reason is its status, or `incomplete:<reason>`."""
+    text: list[str] = []
+    thinking: list[str] = []
+    tools: list[ToolUse] = []
+    output = response.get("output")
+    for item in output if isinstance(output, list) else []:
+        item = reading.as_object(item)
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                part = reading.as_object(part)
+                if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                    text.append(part["text"])
+        elif item.get("type") == "function_call":
+            arguments = item.get("arguments")
+            pieces = tuple((fragments or {}).get(str(item.get("id")), ()))
+            tools.append(
+                ToolUse(
+                    item.get("call_id"),
+                    item.get("name"),
+                    arguments if isinstance(arguments, str) else _compact(arguments),
+                    pieces,
+                )
+            )
+        elif item.get("type") == "reasoning":
+            for part in item.get("summary") or []:
+                part = reading.as_object(part)
+                if isinstance(part.get("text"), str):
+                    thinking.append(part["text"])
+    status = response.get("status")
+    reason = reading.as_object(response.get("incomplete_details")).get("reason")
+    usage = response.get("usage")
+    return UpstreamAnswer(
+        format="responses",
+        stream=stream,
+        text="".join(text),
+        id=response.get("id"),
+        model=response.get("model"),
+        stop_reason=f"{status}:{reason}" if status == "incomplete" and reason else status,
+        usage=_responses_usage(usage),
+        raw_usage=dict(usage) if isinstance(usage, Mapping) else {},
+        tool_uses=tuple(tools),
+        thinking="".join(thinking),
+    )
+
+
+def _responses_stream(events: list[dict[str, Any]]) -> UpstreamAnswer | None:
+    """A Responses stream: its terminal event's response, each call's argument deltas as they came."""
+    final: Mapping[str, Any] | None = None
+    fragments: dict[str, list[str]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            final = reading.as_object(event.get("response"))
+        elif kind == "response.function_call_arguments.delta" and isinstance(event.get("delta"), str):
+            fragments.setdefault(str(event.get("item_id")), []).append(event["delta"])
+    if final is None:
+        return None
+    return _responses(final, stream=True, fragments=fragments)
+
+
+def _responses_usage(usage: Any) -> dict[str, int]:
+    """Responses usage in Anthropic terms: input_tokens includes input_tokens_details' cached_tokens and
+    cache_write_tokens; output_tokens includes output_tokens_details.reasoning_tokens."""
+    if not isinstance(usage, Mapping):
+        return dict.fromkeys(USAGE_FIELDS, 0)
+    details = reading.as_object(usage.get("input_tokens_details"))
+    cached, written = _int(details.get("cached_tokens")), _int(details.get("cache_write_tokens"))
+    return {
+        "input_tokens": _int(usage.get("input_tokens")) - cached - written,
+        "output_tokens": _int(usage.get("output_tokens")),
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": written,
+        "thinking_tokens": _int(
+            reading.as_object(usage.get("output_tokens_details")).get("reasoning_tokens")
+        ),
     }

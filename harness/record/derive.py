@@ -10,6 +10,8 @@ therefore records the stream only and derives the non-stream answer from it, per
   tool calls grouped by index), the usage chunk's usage (the stream is recorded with `include_usage`).
 - Gemini: the events' parts concatenated (adjacent text parts of one kind joined), the last finish reason and
   usage metadata.
+- OpenAI Responses: the terminal event's (`response.completed`, `.incomplete`, `.failed`) `response`: the API
+  sends the whole Response there, the one a non-stream request is answered with.
 
 Pure: bytes in, bytes out.
 """
@@ -31,6 +33,7 @@ from harness.families import EndpointKind
 JSON_TYPES: Mapping[str, str] = {
     "anthropic.messages": "application/json",
     "openai.chat": "application/json",
+    "openai.responses": "application/json",
     "gemini.generate": "application/json; charset=UTF-8",
 }
 
@@ -186,9 +189,23 @@ def _joinable(last: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
     return texts and set(last) == set(part) and last.get("thought") == part.get("thought")
 
 
+def responses_response(body: bytes) -> dict[str, Any]:
+    for payload in _payloads(body):
+        if isinstance(payload, dict) and payload.get("type") in (
+            "response.completed",
+            "response.incomplete",
+            "response.failed",
+        ):
+            response = payload.get("response")
+            if isinstance(response, dict):
+                return response
+    raise DeriveError("the Responses stream has no terminal event with its response")
+
+
 _DERIVE = {
     "anthropic.messages": anthropic_message,
     "openai.chat": openai_completion,
+    "openai.responses": responses_response,
     "gemini.generate": gemini_response,
 }
 

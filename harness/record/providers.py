@@ -119,14 +119,22 @@ def _openai_client(base_url: str, key: str) -> Iterator[Any]:
 
 
 def _openai_send(client: Any, request: RecordedRequest) -> None:
+    _openai_post(client, request, OPENAI, "/chat/completions")
+
+
+def _responses_send(client: Any, request: RecordedRequest) -> None:
+    _openai_post(client, request, RESPONSES, "/responses")
+
+
+def _openai_post(client: Any, request: RecordedRequest, provider: Provider, path: str) -> None:
     import httpx2
     import openai
 
-    headers = forwarded_headers(OPENAI, request)
+    headers = forwarded_headers(provider, request)
     try:
         # As for Anthropic: the raw response, read whole. The base URL carries `/v1` (the SDK's convention).
         client.post(
-            "/chat/completions",
+            path,
             body=_body(request),
             cast_to=httpx2.Response,
             options={"headers": headers},
@@ -154,6 +162,20 @@ OPENAI = Provider(
     version_header=None,
     connect=_openai_client,
     send=_openai_send,
+    sdk="openai",
+)
+
+# OpenAI's Responses API (`POST /v1/responses`, the same SDK and key): the cassettes under `cassettes/responses/`.
+RESPONSES = Provider(
+    name="responses",
+    key_env=("OPENAI_API_KEY",),
+    base_url="https://api.openai.com/v1",
+    endpoint="openai.responses",
+    kept_request_headers=OPENAI.kept_request_headers,
+    forwarded_request_headers=("openai-beta",),
+    version_header=None,
+    connect=_openai_client,
+    send=_responses_send,
     sdk="openai",
 )
 
@@ -226,4 +248,4 @@ GEMINI = Provider(
     sdk="google-genai",
 )
 
-PROVIDERS: dict[str, Provider] = {p.name: p for p in (ANTHROPIC, OPENAI, GEMINI)}
+PROVIDERS: dict[str, Provider] = {p.name: p for p in (ANTHROPIC, OPENAI, RESPONSES, GEMINI)}

@@ -46,10 +46,14 @@ def _bound(name: str, got: int, want: Any) -> Iterator[str]:
 
 
 def _text_deltas(it: Interaction) -> int:
-    """Stream events that carry text (Anthropic text_delta, OpenAI delta.content, Gemini text parts)."""
+    """Stream events that carry text (Anthropic text_delta, OpenAI delta.content, Gemini text parts, Responses
+    response.output_text.delta)."""
     count = 0
     for payload in reading.stream_view(it.response.body, chat.DONE).payloads:
         data = payload.json if payload.is_object else {}
+        if data.get("type") == "response.output_text.delta" and data.get("delta"):
+            count += 1
+            continue
         delta = reading.as_object(data.get("delta"))
         if delta.get("type") == "text_delta" and delta.get("text"):
             count += 1

@@ -127,8 +127,19 @@ def _gemini_error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": code}}
 
 
-def error_event(kind: str | None, error: Mapping[str, Any]) -> bytes:
-    """A mid-stream error in the provider's own framing (Anthropic `event: error`, OpenAI and Gemini a data line)."""
+def error_event(kind: str | None, error: Mapping[str, Any], sequence: int = 0) -> bytes:
+    """A mid-stream error in the provider's own framing (Anthropic `event: error`, OpenAI and Gemini a data line,
+    OpenAI Responses its `error` event: `{"type": "error", "code", "message", "param"}`, the API reference's
+    streaming event "error"; `sequence` is its sequence_number, the count of events before it)."""
+    if kind == "openai.responses":
+        data = {
+            "type": "error",
+            "code": error.get("code") or "server_error",
+            "message": str(error.get("message", "")),
+            "param": None,
+            "sequence_number": sequence,
+        }
+        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
     if kind == "openai.chat":
         err = {"message": error.get("message", ""), "type": error.get("type"), "param": None, "code": None}
         return b"data: " + json.dumps({"error": err}).encode() + b"\n\n"
@@ -148,14 +159,14 @@ def error_body(
     param: str | None = None,
     code: str | None = None,
 ) -> bytes:
-    """A provider-style error envelope: OpenAI's on the chat channel, Gemini's on generateContent,
+    """A provider-style error envelope: OpenAI's on its chat and Responses endpoints, Gemini's on generateContent,
     Anthropic's elsewhere."""
     if kind == "gemini.generate":
         return json.dumps(_gemini_error(status, message)).encode()
     etype = error_type or _ANTHROPIC_ERROR_TYPES.get(
         status, "api_error" if status >= 500 else "invalid_request_error"
     )
-    if kind == "openai.chat":
+    if kind in ("openai.chat", "openai.responses"):
         return json.dumps(
             {"error": {"message": message, "type": etype, "param": param, "code": code}}
         ).encode()
@@ -216,7 +227,7 @@ def _sse_pieces(
     if "error_after_events" in fault:
         n = int(fault["error_after_events"])
         err = fault.get("error") or DEFAULT_STREAM_ERROR
-        events = [*events[:n], error_event(kind, err)]
+        events = [*events[:n], error_event(kind, err, n)]
         applied["error_after_events"] = n
         applied["error"] = err
     pacing = float(upstream.get("pacing") or 0)

@@ -84,6 +84,8 @@ def refusal(kind: str | None, body: Any, headers: Mapping[str, str] | None = Non
         return next(openai_problems(body), None)
     if kind == "gemini.generate":
         return next(gemini_problems(body), None)
+    if kind == "openai.responses":
+        return next(responses_problems(body), None)
     return None
 
 
@@ -323,3 +325,52 @@ def gemini_problems(body: Mapping[str, Any]) -> Iterator[str]:
     if isinstance(config, Mapping):
         yield from _range(config, "temperature", 0, 2)
         yield from _range(config, "topP", 0, 1)
+
+
+# OpenAI's Responses API as a provider (create a model response): the body's parameters as openai-python 3.57's
+# ResponseCreateParams names them. api.openai.com refuses any other top-level name ("Unknown parameter: 'x'.",
+# code unknown_parameter): a gateway that sends Chat Completions' words (`messages`, `max_tokens`) to /responses
+# is refused, as it would be live.
+RESPONSES_PARAMETERS = frozenset({
+    "background", "background_options", "context_management", "conversation", "include", "input", "instructions",
+    "max_output_tokens", "max_tool_calls", "metadata", "model", "parallel_tool_calls", "previous_response_id",
+    "prompt", "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "reasoning",
+    "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text", "tool_choice",
+    "tools", "top_logprobs", "top_p", "truncation", "user",
+})  # fmt: skip
+MIN_OUTPUT_TOKENS = 16  # "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16"
+
+
+def responses_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    for name in body:
+        if name not in RESPONSES_PARAMETERS:
+            yield Problem.of(f"Unknown parameter: '{name}'.", name, "unknown_parameter")
+            return
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        yield Problem.of("Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        return
+    for name in ("max_output_tokens", "top_logprobs", "max_tool_calls"):
+        value = body.get(name)
+        if isinstance(value, float):
+            yield Problem.of(
+                f"Invalid type for '{name}': expected an integer, but got a decimal number instead.",
+                name, "invalid_type")  # fmt: skip
+    limit = body.get("max_output_tokens")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit < MIN_OUTPUT_TOKENS:
+        yield Problem.of(
+            f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= {MIN_OUTPUT_TOKENS}, "
+            f"but got {limit} instead.", "max_output_tokens", "integer_below_min_value")  # fmt: skip
+    model = body["model"]
+    if REASONING_MODEL.match(model):
+        # Reasoning models take no sampling parameters on the Responses API either.
+        for name in ("temperature", "top_p"):
+            if body.get(name) is not None and body.get(name) != 1:
+                yield Problem.of(
+                    f"Unsupported parameter: '{name}' is not supported with this model.", name,
+                    "unsupported_parameter")  # fmt: skip
+    yield from _range(body, "temperature", 0, 2)
+    yield from _range(body, "top_p", 0, 1)
+    if body.get("stream_options") is not None and body.get("stream") is not True:
+        yield Problem.of(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param="stream_options"
+        )

@@ -1,7 +1,7 @@
 """The live provider simulator as an ASGI app and a loopback server (`serve-upstream --simulate`).
 
 Anthropic Messages (`…/messages`), OpenAI-compatible Chat Completions (`…/chat/completions`, under any base
-path) and Gemini (`…/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`) answered by
+path), OpenAI Responses (`…/responses`, harness.simulator.responses) and Gemini (`…/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`) answered by
 `harness.simulator.core` from the request alone. `GET /__gc/health` answers ok and
 `GET /__gc/stats` counts the provider calls (so a test can see live traffic went here and nowhere else).
 """
@@ -28,9 +28,10 @@ from starlette.types import Receive, Scope, Send
 
 from harness.errors import SimulatorRequestError
 from harness.replay import server as server_module
-from harness.replay.validate import anthropic_integer_problems, openai_integer_problems
+from harness.replay.validate import anthropic_integer_problems, openai_integer_problems, responses_problems
 from harness.simulator import core as sim
 from harness.simulator import gemini as gem
+from harness.simulator import responses as resp
 from harness.simulator import wire
 
 
@@ -55,7 +56,7 @@ class Simulator:
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.cache = sim.PrefixCache()
-        self.calls = {"anthropic": 0, "openai": 0, "gemini": 0, "other": 0}
+        self.calls = {"anthropic": 0, "openai": 0, "gemini": 0, "responses": 0, "other": 0}
 
     def _rng(self, body: Any) -> random.Random:
         """A generator for one answer, seeded by the seed and the request body alone: the same request gets the
@@ -86,6 +87,9 @@ class Simulator:
         if request.method == "POST" and path.endswith("/chat/completions"):
             self.calls["openai"] += 1
             return self._openai(body)
+        if request.method == "POST" and path.endswith("/responses"):
+            self.calls["responses"] += 1
+            return self._responses(body)
         if request.method == "POST" and path.endswith((":generateContent", ":streamGenerateContent")):
             self.calls["gemini"] += 1
             return self._gemini(body, path, request.query_params.get("alt"))
@@ -144,6 +148,31 @@ class Simulator:
         data = sim.sse([*((None, c) for c in chunks), (None, "[DONE]")])
         return CutStream(sim.cut_bytes(data, rng))
 
+    def _responses(self, body: Any) -> Response:
+        if not isinstance(body, dict):
+            return _openai_error("the request body must be a JSON object")
+        for problem in responses_problems(body):  # what api.openai.com refuses on /v1/responses
+            return _openai_error(problem, getattr(problem, "param", None), getattr(problem, "code", None))
+        previous = body.get("previous_response_id")
+        if previous is not None:  # nothing is kept here: every id is one the simulator does not have
+            return _openai_error(
+                f"Previous response with id '{previous}' not found.",
+                "previous_response_id",
+                "previous_response_not_found",
+                status=404,
+            )
+        rng = self._rng(body)
+        try:
+            kind, answer = resp.answer(body, rng, self.cache)
+        except SimulatorRequestError as exc:
+            return _openai_error(str(exc))
+        if kind == "json":
+            return JSONResponse(answer, headers={"x-request-id": f"req_{secrets.token_hex(16)}"})
+        data = b"".join(
+            f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in answer
+        )
+        return CutStream(sim.cut_bytes(data, rng))
+
     def _gemini(self, body: Any, path: str, alt: str | None) -> Response:
         if not isinstance(body, dict):
             return JSONResponse(gem.gemini_error(400, "Invalid JSON payload received."), 400)
@@ -169,9 +198,11 @@ def _anthropic_error(message: str) -> Response:
     return JSONResponse(body, 400)
 
 
-def _openai_error(message: str, param: str | None = None, code: str | None = None) -> Response:
+def _openai_error(
+    message: str, param: str | None = None, code: str | None = None, *, status: int = 400
+) -> Response:
     body = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
-    return JSONResponse(body, 400)
+    return JSONResponse(body, status)
 
 
 def build_simulator_app(simulator: Simulator | None = None) -> Starlette:

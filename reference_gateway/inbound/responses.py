@@ -1,6 +1,7 @@
 """OpenAI Responses in (`POST {base}/responses`; specs/responses/contract.md).
 
-Every model is bridged through the profile's flow (responses_bridge.py): the request becomes a chat body, the flow
+A model on an OpenAI channel whose upstream serves the Responses API (`responses: true`) is passed through to it
+(responses_native.py). Every other model is bridged through the profile's flow (responses_bridge.py): the request becomes a chat body, the flow
 serves it as it serves any chat request (its channels, fallback, refusals, stores), and its completion or chunk
 stream comes back as a Response object or Responses events. The flow's errors, and the bridge's own refusals of
 what it cannot carry, come back in OpenAI's error envelope with their status.
@@ -15,7 +16,6 @@ that conversation (its instructions are not carried, as OpenAI's are not); an un
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,63 +25,12 @@ from starlette.routing import Route
 
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.base import Flow
-from reference_gateway.flows.relay_store import StateStore, open_store
 from reference_gateway.inbound import responses_bridge as bridge
+from reference_gateway.inbound import responses_native as native
+from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
 from reference_gateway.services import Services
 from reference_gateway.web.intake import read_body
-
-KEPT_SECONDS = 30 * 24 * 3600  # how long a stored response can be continued or retrieved
-_PREFIX = "responses:"
-
-
-class MemoryStore:
-    """The in-process store when the gateway has no --state-url: lost when the process ends."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[bytes, float]] = {}
-
-    async def get(self, key: str) -> bytes | None:
-        found = self._entries.get(key)
-        return found[0] if found is not None and found[1] > time.time() else None
-
-    async def put(self, key: str, value: bytes, ttl: float) -> None:
-        self._entries[key] = (value, time.time() + ttl)
-
-    async def claim(
-        self, key: str, ttl: float
-    ) -> str | None:  # not used here; the StateStore protocol has it
-        return None
-
-    async def release(self, key: str, token: str) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
-
-_STORES: dict[int, StateStore] = {}
-
-
-def _store(services: Services) -> StateStore:
-    """The store of this gateway process (one per Services), opened on first use."""
-    found = _STORES.get(id(services))
-    if found is None:
-        url = services.settings.state_url
-        found = open_store(url, services.hooks.clock) if url else MemoryStore()
-        _STORES[id(services)] = found
-    return found
-
-
-async def _load(services: Services, response_id: str) -> dict[str, Any] | None:
-    raw = await _store(services).get(_PREFIX + response_id)
-    record = parse_json(raw) if raw else None
-    return record if isinstance(record, dict) else None
-
-
-async def _keep(services: Services, response: dict[str, Any], conversation: list[dict[str, Any]]) -> None:
-    record = {"response": response, "conversation": conversation}
-    await _store(services).put(_PREFIX + str(response["id"]), json.dumps(record).encode(), KEPT_SECONDS)
 
 
 class Responses:
@@ -92,13 +41,13 @@ class Responses:
             try:
                 return await _create(flow, request)
             except GatewayError as exc:
-                return _error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
+                return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
         async def one(request: Request) -> Response:
             try:
                 return await _one(flow, request)
             except GatewayError as exc:
-                return _error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
+                return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
         return [
             Route(f"{base}/responses", endpoint, methods=["POST"]),
@@ -111,27 +60,13 @@ async def _one(flow: Flow, request: Request) -> Response:
     services = flow.services
     services.intake.authenticate(request)
     response_id = request.path_params["response_id"]
-    record = await _load(services, response_id)
+    record = await state.load(services, response_id)
     if record is None:
-        return _error(404, f"Response with id '{response_id}' not found.", param="response_id")
+        return state.error(404, f"Response with id '{response_id}' not found.", param="response_id")
     if request.method == "DELETE":
-        await _store(services).put(_PREFIX + response_id, b"", 1e-6)  # expired at once: gone
+        await state.forget(services, response_id)
         return JSONResponse({"id": response_id, "object": "response", "deleted": True})
     return JSONResponse(record["response"])
-
-
-def _error(
-    status: int,
-    message: str,
-    kind: str | None = None,
-    param: str | None = None,
-    code: str | None = None,
-    headers: Any = None,
-) -> Response:
-    kind = kind or ("invalid_request_error" if status < 500 else "server_error")
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    kept = {k: v for k, v in (headers or {}).items() if k.lower() in ("retry-after", "retry-after-ms")}
-    return JSONResponse(body, status_code=status, headers=kept)
 
 
 async def _create(flow: Flow, request: Request) -> Response:
@@ -141,41 +76,48 @@ async def _create(flow: Flow, request: Request) -> Response:
     try:
         body = json.loads(raw)
     except ValueError as exc:
-        return _error(400, f"We could not parse the JSON body of your request: {exc}")
+        return state.error(400, f"We could not parse the JSON body of your request: {exc}")
     if not isinstance(body, dict):
-        return _error(400, "The request body must be a JSON object.")
+        return state.error(400, "The request body must be a JSON object.")
     if not isinstance(body.get("model"), str) or not body["model"]:
-        return _error(
+        return state.error(
             400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter"
         )
     served = services.settings.catalog.get(body["model"])
     if served is None or not served.channels or not served.enabled:
         # The surface's own answer (OpenAI's): a model this gateway does not serve is 404 model_not_found, whatever
         # the profile's chat flow says of it (LYRouter's chat documents 503; its Responses endpoint is ours).
-        return _error(
+        return state.error(
             404,
             f"The model `{body['model']}` does not exist or you do not have access to it.",
             param="model",
             code="model_not_found",
         )
     history: list[dict[str, Any]] = []
+    record: dict[str, Any] | None = None
     previous = body.get("previous_response_id")
     if previous is not None:
-        record = await _load(services, str(previous))
+        record = await state.load(services, str(previous))
         if record is None:
-            return _error(
+            return state.error(
                 404,
                 f"Previous response with id '{previous}' not found.",
                 param="previous_response_id",
                 code="previous_response_not_found",
             )
-        history = list(record.get("conversation") or [])
+    channel = served.channels[0]
+    if channel.protocol == "openai" and channel.responses:
+        return await native.serve(services, request, raw, body, channel, record)
     keep = body.get("store") is not False
     try:
+        if record is not None:
+            # A conversation the native path kept holds Responses items: worded as chat messages here.
+            kept = record.get("conversation")
+            history = list(kept) if kept else bridge.input_messages({"input": record.get("items") or []})
         chat = bridge.chat_request(body, history)
         asked = [*history, *bridge.input_messages(body)]
     except bridge.BridgeRefusal as exc:
-        return _error(400, str(exc), param=exc.param)
+        return state.error(400, str(exc), param=exc.param)
     response_id = bridge.new_id("resp")
     answer = await serve_as_chat(flow, request, json.dumps(chat).encode("utf-8"), "/responses")
     if isinstance(answer, StreamingResponse):
@@ -190,7 +132,7 @@ async def _create(flow: Flow, request: Request) -> Response:
         return _passed_error(answer.status_code, document, raw_answer, answer.headers)
     response = bridge.response(document, body, response_id, store=keep)
     if keep:
-        await _keep(services, response, [*asked, *bridge.assistant_turn(response)])
+        await state.keep(services, response, [*asked, *bridge.assistant_turn(response)])
     return JSONResponse(response)
 
 
@@ -198,8 +140,10 @@ def _passed_error(status: int, document: Any, raw: bytes, headers: Any) -> Respo
     """The flow's error in OpenAI's envelope, as the flow gave it (its status, type, param and code)."""
     error = document.get("error") if isinstance(document, dict) else None
     if not isinstance(error, dict):
-        return _error(status if status >= 400 else 502, raw.decode("utf-8", "replace") or "upstream error")
-    return _error(
+        return state.error(
+            status if status >= 400 else 502, raw.decode("utf-8", "replace") or "upstream error"
+        )
+    return state.error(
         status if status >= 400 else 502,
         str(error.get("message") or "upstream error"),
         error.get("type") if isinstance(error.get("type"), str) else None,
@@ -222,4 +166,4 @@ async def _events(
     async for piece in translated_stream(answer, translator, lambda comment: comment):
         yield piece
     if asked is not None and translator.final is not None:
-        await _keep(services, translator.final, [*asked, *bridge.assistant_turn(translator.final)])
+        await state.keep(services, translator.final, [*asked, *bridge.assistant_turn(translator.final)])

@@ -27,6 +27,9 @@ class Channel:
     provider: str  # anthropic | openai | dashscope | deepseek | other
     upstream: str
     base_path: str = ""
+    # An OpenAI channel whose upstream also serves OpenAI's Responses API (`{base_path}/responses`): the gateway's
+    # /v1/responses passes its requests through there instead of bridging them through chat (inbound/responses.py).
+    responses: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,15 @@ def _channel(entry: Any, where: str) -> Channel:
         raise ModelCatalogError(f"{where}.provider: use one of {', '.join(_PROVIDERS)}")
     if "upstream" not in entry:
         raise ModelCatalogError(f"{where}: missing 'upstream'")
+    responses = entry.get("responses", False)
+    if not isinstance(responses, bool) or (responses and protocol != "openai"):
+        raise ModelCatalogError(f"{where}.responses: true or false, and only on an openai channel")
     return Channel(
-        cast(Protocol, protocol), provider, str(entry["upstream"]), str(entry.get("base_path", ""))
+        cast(Protocol, protocol),
+        provider,
+        str(entry["upstream"]),
+        str(entry.get("base_path", "")),
+        responses,
     )
 
 

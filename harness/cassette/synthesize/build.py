@@ -11,11 +11,19 @@ from typing import Any
 
 from harness import paths
 from harness.cassette.document import cassette_from_dict, cassette_text, cassette_to_dict
-from harness.cassette.synthesize import anthropic_catalogue, clients, gemini, lyrouter, mixed, openai
+from harness.cassette.synthesize import (
+    anthropic_catalogue,
+    clients,
+    gemini,
+    lyrouter,
+    mixed,
+    openai,
+    responses,
+)
 from harness.cassette.synthesize.common import Synthesized
 from harness.cassette.synthesize.scenarios import SCENARIOS
 
-GENERATORS = (anthropic_catalogue, openai, lyrouter, gemini, mixed, clients)
+GENERATORS = (anthropic_catalogue, openai, responses, lyrouter, gemini, mixed, clients)
 
 
 def synthesized() -> list[Synthesized]:

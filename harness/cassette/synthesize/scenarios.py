@@ -71,6 +71,10 @@ def gpt(messages: Any, model: str = GPT, **extra: Any) -> dict[str, Any]:
     return {"model": model, "messages": messages, **extra}
 
 
+def responses(text: str, model: str = GPT, **extra: Any) -> dict[str, Any]:
+    return {"model": model, "input": text, **extra}
+
+
 def gemini(text: str, **extra: Any) -> dict[str, Any]:
     return {"contents": [{"role": "user", "parts": [{"text": text}]}], **extra}
 
@@ -124,6 +128,9 @@ OPENAI_TIME = {
     "type": "function",
     "function": {"name": "get_time", "description": TIME["description"], "parameters": TIME_ARGS},
 }
+# The Responses API's function tools are flat (no `function` wrapper).
+RESPONSES_WEATHER = {"type": "function", **OPENAI_WEATHER["function"]}
+RESPONSES_TIME = {"type": "function", **OPENAI_TIME["function"]}
 GEMINI_TOOLS = [
     {
         "functionDeclarations": [
@@ -418,6 +425,79 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     ),
     **_errors(
         "openai",
+        {
+            "error-400": (400, "invalid_request_error"),
+            "error-context-length": (400, "invalid_request_error"),
+            "error-429": (429, "tokens"),
+            "error-500": (500, "server_error"),
+        },
+    ),
+    # --- OpenAI Responses (POST /v1/responses) ---------------------------------------------------------
+    "responses/text-basic": recordable(
+        responses("Say hello in one short sentence."), stop_reason="completed", blocks=["message"]
+    ),
+    "responses/long-text": recordable(
+        responses(COUNT),
+        stop_reason="completed",
+        blocks=["message"],
+        text={"min_length": 400},
+        text_deltas={"min": 20},
+    ),
+    "responses/length": recordable(
+        # 16 is the least max_output_tokens the API takes.
+        responses("Write a long story about a lighthouse keeper.", max_output_tokens=16),
+        stop_reason="incomplete:max_output_tokens",
+        blocks=["message"],
+    ),
+    "responses/unicode-text": recordable(
+        responses(UNICODE),
+        stop_reason="completed",
+        blocks=["message"],
+        text={"matches": "[\u0080-\u07ff].*[\u0800-\uffff].*[\U00010000-\U0010ffff]"},
+    ),
+    "responses/content-filter": not_recordable(FILTER, stop_reason="incomplete:content_filter"),
+    "responses/tool-call": recordable(
+        responses("What is the weather in Oslo?", tools=[RESPONSES_WEATHER], tool_choice="required"),
+        stop_reason="completed",
+        blocks=["function_call(get_weather)"],
+        tool_arguments={"get_weather": city("Oslo")},
+    ),
+    "responses/tool-call-parallel": recordable(
+        responses(
+            "What is the weather in Oslo and the local time in Europe/Paris? Use both tools at once.",
+            tools=[RESPONSES_WEATHER, RESPONSES_TIME],
+            tool_choice="required",
+            parallel_tool_calls=True,
+        ),
+        stop_reason="completed",
+        blocks=["function_call(get_weather)", "function_call(get_time)"],
+        tool_arguments={"get_weather": city("Oslo"), "get_time": ZONE},
+    ),
+    "responses/text-plus-tool": recordable(
+        responses(
+            "First say in one sentence that you will look it up, then call get_weather for Oslo.",
+            tools=[RESPONSES_WEATHER],
+            tool_choice="auto",
+        ),
+        stop_reason="completed",
+        blocks=["message", "function_call(get_weather)"],
+        tool_arguments={"get_weather": city("Oslo")},
+    ),
+    "responses/reasoning-content": recordable(
+        # A reasoning summary is returned only when asked for; encrypted_content only with `include` (and
+        # store false: the item a stateless client sends back).
+        responses(
+            "What is 17 times 23? Think it through.",
+            reasoning={"effort": "high", "summary": "auto"},
+            include=["reasoning.encrypted_content"],
+            store=False,
+        ),
+        stop_reason="completed",
+        blocks=["reasoning", "message"],
+        thinking=True,
+    ),
+    **_errors(
+        "responses",
         {
             "error-400": (400, "invalid_request_error"),
             "error-context-length": (400, "invalid_request_error"),

@@ -27,7 +27,7 @@ KEYS = {
     "OPENAI_API_KEY": "sim-openai-key",
     "GEMINI_API_KEY": "sim-gemini-key",
 }
-SUFFIX = {"anthropic": "", "openai": "/v1", "gemini": ""}
+SUFFIX = {"anthropic": "", "openai": "/v1", "gemini": "", "responses": "/v1"}
 # What the simulator cannot be: a provider resolving an alias to a dated model id, a server-side web search, a
 # DeepSeek or Kimi reasoning model with their own field names. Each must be named, and keep its old cassette.
 NOT_REPRODUCED = {
@@ -80,7 +80,7 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
             for family, suffix in SUFFIX.items()
         }
     out = capsys.readouterr().out
-    assert codes == {"anthropic": 1, "openai": 1, "gemini": 0}, out
+    assert codes == {"anthropic": 1, "openai": 1, "gemini": 0, "responses": 0}, out
     for name, why in NOT_REPRODUCED.items():
         line = next((x for x in out.splitlines() if x.startswith(f"{name}: ")), "")
         assert line.startswith(f"{name}: not reproduced: {why}") and "the old cassette stays" in line, line
@@ -107,8 +107,8 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
         recorded.add(name)
     # 23, the two OpenAI tool-call cassettes issue 21 added (text before a call; two calls at once), and three for
     # profile anthropic (unicode text from OpenAI and Gemini, Gemini's text before a call), and OpenAI's text before
-    # two calls (issue 34, audit D19).
-    assert len(recorded) == 29 and sum(n.startswith("gemini/") for n in recorded) == 8, sorted(recorded)
+    # two calls (issue 34, audit D19), and the eight recordable OpenAI Responses cassettes (issue 32).
+    assert len(recorded) == 37 and sum(n.startswith("responses/") for n in recorded) == 8 and sum(n.startswith("gemini/") for n in recorded) == 8, sorted(recorded)
 
     key = "gc-" + secrets.token_hex(16)
     with ReplayServer(folder) as replay:

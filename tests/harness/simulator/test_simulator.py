@@ -221,7 +221,7 @@ def test_streams_over_http_cut_at_arbitrary_offsets_assemble_to_the_message() ->
     jsonschema.validate(json.loads(arguments), WEATHER)
     chunks = [line[6:] for line in plain.text.splitlines() if line.startswith("data: ")]
     assert chunks[-1] == "[DONE]" and json.loads(chunks[-2])["choices"] == []
-    assert stats["calls"] == {"anthropic": 1, "openai": 1, "gemini": 0, "other": 0}
+    assert stats["calls"] == {"anthropic": 1, "openai": 1, "gemini": 0, "responses": 0, "other": 0}
 
 
 def test_a_sentence_comes_before_tools_the_model_chose_itself_but_not_before_a_forced_call() -> None:

@@ -1,0 +1,97 @@
+"""The Responses surface's kept responses and its error envelope, shared by its bridged path (responses.py) and
+its native pass-through (responses_native.py).
+
+A response is kept on the gateway's store (`--state-url`: SQLite by default, Redis for several workers; an
+in-process store when none is configured) for 30 days: the Response object, and the conversation it ends — as
+chat messages (`conversation`, what the bridge replays through the chat flow) or as Responses items (`items`,
+what the native path sends a Responses upstream in place of `previous_response_id`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+from reference_gateway.flows.relay_store import StateStore, open_store
+from reference_gateway.inbound.base import parse_json
+from reference_gateway.services import Services
+
+KEPT_SECONDS = 30 * 24 * 3600  # how long a stored response can be continued or retrieved
+_PREFIX = "responses:"
+
+
+class MemoryStore:
+    """The in-process store when the gateway has no --state-url: lost when the process ends."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[bytes, float]] = {}
+
+    async def get(self, key: str) -> bytes | None:
+        found = self._entries.get(key)
+        return found[0] if found is not None and found[1] > time.time() else None
+
+    async def put(self, key: str, value: bytes, ttl: float) -> None:
+        self._entries[key] = (value, time.time() + ttl)
+
+    async def claim(
+        self, key: str, ttl: float
+    ) -> str | None:  # not used here; the StateStore protocol has it
+        return None
+
+    async def release(self, key: str, token: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+_STORES: dict[int, StateStore] = {}
+
+
+def store(services: Services) -> StateStore:
+    """The store of this gateway process (one per Services), opened on first use."""
+    found = _STORES.get(id(services))
+    if found is None:
+        url = services.settings.state_url
+        found = open_store(url, services.hooks.clock) if url else MemoryStore()
+        _STORES[id(services)] = found
+    return found
+
+
+async def load(services: Services, response_id: str) -> dict[str, Any] | None:
+    raw = await store(services).get(_PREFIX + response_id)
+    record = parse_json(raw) if raw else None
+    return record if isinstance(record, dict) else None
+
+
+async def keep(
+    services: Services,
+    response: dict[str, Any],
+    conversation: list[dict[str, Any]],
+    items: list[Any] | None = None,
+) -> None:
+    record = {"response": response, "conversation": conversation}
+    if items is not None:
+        record["items"] = items
+    await store(services).put(_PREFIX + str(response["id"]), json.dumps(record).encode(), KEPT_SECONDS)
+
+
+async def forget(services: Services, response_id: str) -> None:
+    await store(services).put(_PREFIX + response_id, b"", 1e-6)  # expired at once: gone
+
+
+def error(
+    status: int,
+    message: str,
+    kind: str | None = None,
+    param: str | None = None,
+    code: str | None = None,
+    headers: Any = None,
+) -> Response:
+    kind = kind or ("invalid_request_error" if status < 500 else "server_error")
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    kept = {k: v for k, v in (headers or {}).items() if k.lower() in ("retry-after", "retry-after-ms")}
+    return JSONResponse(body, status_code=status, headers=kept)
