@@ -62,7 +62,10 @@ def check_upstream_calls(expected: Any, exchange: Exchange) -> Iterator[Violatio
 
 
 def _select(call: Any, calls: tuple[UpstreamCall, ...]) -> list[int] | str:
-    """Indexes of the calls an assertion reads (`call`: index, -1 = last by default, or `each`); or why none."""
+    """Indexes of the calls an assertion reads (`call`: index, -1 = last by default, `each`, or `each-if-any`:
+    every call, none being nothing to judge); or why none."""
+    if call == "each-if-any":
+        return list(range(len(calls)))
     if not calls:
         return "the gateway made no upstream call"
     if call == "each":

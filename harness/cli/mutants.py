@@ -15,6 +15,13 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--profile", default="ezat", help="whose catalog and mutants (default ezat)")
     p.add_argument(
+        "--reference-gateway",
+        default=None,
+        metavar="PROFILE",
+        help="for a catalog the reference gateway serves in several profiles (openai, anthropic, responses): the "
+        "one to mutate (default the first); its mutants are the ones listed for <catalog>@<profile>",
+    )
+    p.add_argument(
         "--mutant", action="append", default=[], metavar="GLOB", help="only mutants whose id matches"
     )
     p.add_argument(

@@ -55,8 +55,20 @@ def base_features(args: argparse.Namespace) -> frozenset[str]:
     for another gateway, plus --feature."""
     from harness.orchestrate.embedded import embedded
 
-    declared = BASE_FEATURES if args.gateway_url else embedded(args.profile).features
+    declared = BASE_FEATURES if args.gateway_url else embedded(args.profile, reference_of(args)).features
     return frozenset(declared) | frozenset(args.feature)
+
+
+def reference_of(args: argparse.Namespace) -> str | None:
+    """The reference gateway profile --reference-gateway names (None: the catalog's first)."""
+    return getattr(args, "reference_gateway", None)
+
+
+def mutated(args: argparse.Namespace) -> str:
+    """Whose mutants run: the catalog's (`responses`), or with --reference-gateway those written for that
+    reference gateway profile's own path (`responses@lyrouter`: its native Responses pass-through)."""
+    gateway = reference_of(args)
+    return f"{args.profile}@{gateway}" if gateway else args.profile
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -124,7 +136,7 @@ def rig(
             replay_url = replay.url
             upstream = stack.enter_context(ProxyServer(replay_url, "upstream", book))
             key = "gc-" + secrets.token_hex(16)
-            declared = embedded(args.profile)
+            declared = embedded(args.profile, reference_of(args))
             # Profile openai: the reference gateway in another profile, with its model map (embedded_catalog).
             gateway_url = stack.enter_context(reference_gateway(declared.gateway, upstream.url, key, log))
             if declared.model_map:
@@ -226,6 +238,16 @@ def run(args: argparse.Namespace) -> int:
             "--gateway-url needs --replay-url (the replay upstream your gateway talks to, or the upstream "
             "proxy's target)"
         )
+    reference = reference_of(args)
+    if reference is not None:
+        from harness.names import unknown_message
+        from harness.orchestrate.embedded_catalog import gateways_for
+
+        known = gateways_for(args.profile)
+        if reference not in known:
+            return config_error(
+                unknown_message("--reference-gateway", reference, known, "reference gateway profile")
+            )
     try:
         shard = parse_shard(args.shard) if args.shard else None
         catalog = load_catalog()
@@ -246,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         return config_error(str(exc))
     if not rules:
         return config_error(f"no rule of profile {args.profile} matches {' '.join(args.rule)}")
-    mutants = select(catalog.mutants, args.profile, args.mutant, args.sample, args.seed, args.always)
+    mutants = select(catalog.mutants, mutated(args), args.mutant, args.sample, args.seed, args.always)
     if shard is not None:
         mutants = shard_of(mutants, *shard)
     if args.list:
@@ -321,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, HarnessFailure) as exc:
         print(f"gateway-conformance mutants: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS
-    all_of_profile = [m for m in catalog.mutants if args.profile in m.profiles]
+    all_of_profile = [m for m in catalog.mutants if mutated(args) in m.profiles]
     complete = (
         not args.first_kill
         and not args.rule

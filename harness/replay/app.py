@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import secrets
 import time
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -85,6 +88,39 @@ def _case_calls(read: Any, marker: str) -> Response:
     return Response(orjson.dumps(snap), media_type="application/json")
 
 
+def _unkept_previous(case: Case, kind: str | None, body: Any) -> str | None:
+    """The `previous_response_id` of a Responses request that names no response this case kept, or None."""
+    if kind != "openai.responses" or not isinstance(body, dict):
+        return None
+    previous = body.get("previous_response_id")
+    return previous if isinstance(previous, str) and previous not in case.kept_responses else None
+
+
+def _fresh_response_id(kind: str | None, answer: PlannedAnswer) -> PlannedAnswer:
+    """A Responses answer under an id of its own: OpenAI names every response anew, and a gateway that keeps
+    responses by id (or passes `previous_response_id` on) must not see one cassette's id for every request."""
+    if kind != "openai.responses" or answer.status != 200:
+        return answer
+    found = re.search(rb'"id"\s*:\s*"(resp_[^"]+)"', answer.body)
+    if not found:
+        return answer
+    fresh = found.group(1) + secrets.token_hex(6).encode()
+    return replace(answer, body=answer.body.replace(b'"' + found.group(1) + b'"', b'"' + fresh + b'"'))
+
+
+def _keep_response(case: Case, kind: str | None, body: Any, answer: PlannedAnswer) -> None:
+    """A Responses answer's id kept for the case, as OpenAI keeps a response unless the request said store false."""
+    if (
+        kind != "openai.responses"
+        or answer.status != 200
+        or (isinstance(body, dict) and body.get("store") is False)
+    ):
+        return
+    found = re.search(rb'"id"\s*:\s*"(resp_[^"]+)"', answer.body)  # the Response's id (first in both forms)
+    if found:
+        case.kept_responses.add(found.group(1).decode())
+
+
 class ReplayEndpoints:
     """The request handlers, over one ReplayState."""
 
@@ -146,8 +182,26 @@ class ReplayEndpoints:
                 ),
                 sse=False,
             )
+        elif (missing := _unkept_previous(case, kind, body_json)) is not None:
+            # What api.openai.com answers an id it does not keep (never created here, or created with store false).
+            msg = f"Previous response with id '{missing}' not found."
+            answer = PlannedAnswer(
+                status=404,
+                headers=(("content-type", "application/json"),),
+                body=error_body(
+                    kind,
+                    404,
+                    msg,
+                    "invalid_request_error",
+                    param="previous_response_id",
+                    code="previous_response_not_found",
+                ),
+                sse=False,
+            )
         else:
             answer = as_asked(self._answer(case, kind, request.method, path, body_json), kind, body_json)
+            answer = _fresh_response_id(kind, answer)
+            _keep_response(case, kind, body_json, answer)
         plan = plan_answer(answer, case.upstream if problem is None else {}, kind)
         # Recorded before sending: the harness may ask as soon as the gateway has answered.
         call["served"] = {**_served_record(plan, answer), "provider_refusal": problem}

@@ -63,6 +63,8 @@ def as_asked(answer: PlannedAnswer, kind: str | None, request: Any) -> PlannedAn
     chunk object: usage is "only present when you set stream_options"), and the `obfuscation` padding unless
     the request turned it off (`stream_options.include_obfuscation: false`). A cassette recorded with them would
     otherwise hand a gateway that never asked a chunk the provider would not have sent (audit D5)."""
+    if kind == "openai.responses" and answer.status == 200:
+        return _responses_as_asked(answer, request)
     if kind != "openai.chat" or not answer.sse or answer.status != 200:
         return answer
     options = request.get("stream_options") if isinstance(request, Mapping) else None
@@ -93,6 +95,50 @@ def as_asked(answer: PlannedAnswer, kind: str | None, request: Any) -> PlannedAn
         ending = event[len(event.rstrip(b"\r\n")) :]
         kept.append(head + b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + ending)
     return replace(answer, body=b"".join(kept)) if changed else answer
+
+
+# The request parameters a Response object repeats (OpenAI's Response object: "instructions", "max_output_tokens",
+# "metadata", … as the request set them, `store` true unless it said false).
+RESPONSES_ECHOED = (
+    "instructions", "max_output_tokens", "metadata", "parallel_tool_calls", "previous_response_id", "store",
+    "temperature", "top_p", "tool_choice", "tools", "text", "truncation", "safety_identifier", "prompt_cache_key",
+    "reasoning", "user", "service_tier", "top_logprobs", "max_tool_calls",
+)  # fmt: skip
+
+
+def _echo(response: Any, request: Mapping[str, Any]) -> Any:
+    if not isinstance(response, dict):
+        return response
+    return {**response, **{k: request[k] for k in RESPONSES_ECHOED if k in request}}
+
+
+def _responses_as_asked(answer: PlannedAnswer, request: Any) -> PlannedAnswer:
+    """A Responses answer as OpenAI gives it for this request: the Response object (the body, or each event's
+    `response`) repeats the request's parameters. A cassette recorded for another request would otherwise tell a
+    pass-through gateway's client settings it never asked for (`store: true` after `store: false`)."""
+    if not isinstance(request, Mapping) or not any(k in request for k in RESPONSES_ECHOED):
+        return answer
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    if not answer.sse:
+        try:
+            body = json.loads(answer.body)
+        except ValueError:
+            return answer
+        return replace(answer, body=json.dumps(_echo(body, request), **compact).encode())  # type: ignore[arg-type]
+    kept: list[bytes] = []
+    for event in split_events(answer.body):
+        head, sep, rest = event.partition(b"data:")
+        try:
+            data = json.loads(rest) if sep and rest.strip() else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("response"), dict):
+            kept.append(event)
+            continue
+        data["response"] = _echo(data["response"], request)
+        ending = event[len(event.rstrip(b"\r\n")) :]
+        kept.append(head + b"data: " + json.dumps(data, **compact).encode() + ending)  # type: ignore[arg-type]
+    return replace(answer, body=b"".join(kept))
 
 
 def split_events(body: bytes) -> list[bytes]:

@@ -108,6 +108,9 @@ class Case:
     # A cassette set: each family's own cassette; `cassette` is then None and `for_family` picks one.
     family_cassettes: dict[str, Cassette] = field(default_factory=dict)
     consumed: dict[tuple[int, ...], int] = field(default_factory=dict)
+    # OpenAI Responses: the ids of the responses this case's answers created with `store` not false, the ones a
+    # later `previous_response_id` may name (api.openai.com keeps those and only those).
+    kept_responses: set[str] = field(default_factory=set)
 
     def for_family(self, family: str | None) -> Cassette | None:
         """The cassette that answers a call to `family`'s endpoint: the set's entry, else the one cassette."""

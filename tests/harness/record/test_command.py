@@ -346,7 +346,11 @@ def test_unreachable_provider_is_a_failure(setup: Setup, capsys: pytest.CaptureF
         (["--provider", "anthropic"], "ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY is not set"),
         (["--provider", "openai"], "OPENAI_API_KEY", "OPENAI_API_KEY is not set"),
         (["--provider", "gemini"], "GEMINI_API_KEY", "GOOGLE_API_KEY or GEMINI_API_KEY is not set"),
-        (["--provider", "mistral"], None, "unknown provider 'mistral' (known: anthropic, openai, responses, gemini)"),
+        (
+            ["--provider", "mistral"],
+            None,
+            "unknown provider 'mistral' (known: anthropic, openai, responses, gemini)",
+        ),
         (["--provider", "anthropic", "--scenario", "nope-*"], None, "no cassette under"),
         ([], None, "required: --provider"),
     ],

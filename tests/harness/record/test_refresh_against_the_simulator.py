@@ -108,7 +108,11 @@ def test_a_refresh_against_the_simulator_keeps_the_catalogs_green(
     # 23, the two OpenAI tool-call cassettes issue 21 added (text before a call; two calls at once), and three for
     # profile anthropic (unicode text from OpenAI and Gemini, Gemini's text before a call), and OpenAI's text before
     # two calls (issue 34, audit D19), and the eight recordable OpenAI Responses cassettes (issue 32).
-    assert len(recorded) == 37 and sum(n.startswith("responses/") for n in recorded) == 8 and sum(n.startswith("gemini/") for n in recorded) == 8, sorted(recorded)
+    assert (
+        len(recorded) == 37
+        and sum(n.startswith("responses/") for n in recorded) == 8
+        and sum(n.startswith("gemini/") for n in recorded) == 8
+    ), sorted(recorded)
 
     key = "gc-" + secrets.token_hex(16)
     with ReplayServer(folder) as replay:
