@@ -47,7 +47,7 @@ class UpstreamAnswer:
     raw_usage: Mapping[str, Any] = field(default_factory=dict)  # the final usage object as served
     tool_uses: tuple[ToolUse, ...] = ()
     thinking: str = ""
-    signature: str = ""  # the thinking blocks' signatures joined (Anthropic)
+    signature: str = ""  # the thinking blocks' signatures joined (Anthropic); reasoning items' encrypted_content (Responses)
 
 
 def last_served(exchange: Exchange) -> ServedAnswer | None:
@@ -329,6 +329,7 @@ def _responses(
     reasoning summaries; the stop reason is its status, or `incomplete:<reason>`."""
     text: list[str] = []
     thinking: list[str] = []
+    sealed: list[str] = []
     tools: list[ToolUse] = []
     output = response.get("output")
     for item in output if isinstance(output, list) else []:
@@ -350,6 +351,8 @@ def _responses(
                 )
             )
         elif item.get("type") == "reasoning":
+            if isinstance(item.get("encrypted_content"), str):
+                sealed.append(item["encrypted_content"])
             for part in item.get("summary") or []:
                 part = reading.as_object(part)
                 if isinstance(part.get("text"), str):
@@ -368,6 +371,7 @@ def _responses(
         raw_usage=dict(usage) if isinstance(usage, Mapping) else {},
         tool_uses=tuple(tools),
         thinking="".join(thinking),
+        signature="".join(sealed),
     )
 
 

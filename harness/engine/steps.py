@@ -79,8 +79,19 @@ def step_request(
             merged_headers[name.lower()] = str(value).replace("$MARKER", marker or "")
     merged_body = body
     if isinstance(body, Mapping) and isinstance(request.get("body"), Mapping):
-        merged_body = {**body, **request["body"]}
+        merged_body = {**body, **_with_marker(request["body"], marker or "")}
     return merged_headers, merged_body
+
+
+def _with_marker(value: Any, marker: str) -> Any:
+    """`$MARKER` in a step's body strings is the case's marker (a step that replaces the whole input keeps it)."""
+    if isinstance(value, str):
+        return value.replace("$MARKER", marker)
+    if isinstance(value, Mapping):
+        return {k: _with_marker(v, marker) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_marker(v, marker) for v in value]
+    return value
 
 
 def _first_value(ref: str, first: Exchange) -> Any:

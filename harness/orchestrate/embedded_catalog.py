@@ -71,12 +71,15 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "state",
         "models-endpoint",
     ),
+    # LYRouter passes gpt-5.5's /v1/responses through to the Responses upstream (inbound/responses_native.py), so
+    # reasoning items and their encrypted_content travel as they are (reasoning-items).
     ("lyrouter", "responses"): (
         "tools",
         "parallel-tool-calls",
         "structured-outputs",
         "vision",
         "reasoning",
+        "reasoning-items",
         "state",
         "models-endpoint",
     ),

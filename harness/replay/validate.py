@@ -327,23 +327,23 @@ def gemini_problems(body: Mapping[str, Any]) -> Iterator[str]:
         yield from _range(config, "topP", 0, 1)
 
 
-# OpenAI's Responses API as a provider (create a model response): the body's parameters as openai-python 3.57's
-# ResponseCreateParams names them. api.openai.com refuses any other top-level name ("Unknown parameter: 'x'.",
-# code unknown_parameter): a gateway that sends Chat Completions' words (`messages`, `max_tokens`) to /responses
-# is refused, as it would be live.
-RESPONSES_PARAMETERS = frozenset({
-    "background", "background_options", "context_management", "conversation", "include", "input", "instructions",
-    "max_output_tokens", "max_tool_calls", "metadata", "model", "parallel_tool_calls", "previous_response_id",
-    "prompt", "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "reasoning",
-    "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text", "tool_choice",
-    "tools", "top_logprobs", "top_p", "truncation", "user",
+# OpenAI's Responses API as a provider (create a model response). api.openai.com refuses a parameter it does not
+# take ("Unknown parameter: 'x'.", code unknown_parameter); the replay refuses the Chat Completions words that have
+# another name or no place on /v1/responses (`max_tokens` → `max_output_tokens`, `response_format` → `text.format`,
+# `messages` → `input`, …), so a gateway that sends a chat body there fails as it would live. Other names are left
+# alone: real clients send fields openai-python does not type (Codex sends `client_metadata`), and the replay must
+# not refuse what the provider takes.
+CHAT_ONLY_PARAMETERS = frozenset({
+    "messages", "max_tokens", "max_completion_tokens", "response_format", "stop", "n", "functions",
+    "function_call", "logprobs", "frequency_penalty", "presence_penalty", "seed", "logit_bias", "reasoning_effort",
+    "modalities", "audio", "prediction", "web_search_options", "verbosity",
 })  # fmt: skip
 MIN_OUTPUT_TOKENS = 16  # "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16"
 
 
 def responses_problems(body: Mapping[str, Any]) -> Iterator[str]:
     for name in body:
-        if name not in RESPONSES_PARAMETERS:
+        if name in CHAT_ONLY_PARAMETERS:
             yield Problem.of(f"Unknown parameter: '{name}'.", name, "unknown_parameter")
             return
     if not isinstance(body.get("model"), str) or not body["model"]:

@@ -29,6 +29,7 @@ NODE_CLIENTS: tuple[str, ...] = (
     "claude-code",
     "openai-node-responses",
     "ai-sdk-responses",
+    "codex",
 )
 SOURCE = Path(__file__).resolve().parent.parent / "node"
 SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
@@ -40,12 +41,19 @@ PACKAGES = {
     "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
     "anthropic-node": ("@anthropic-ai/sdk",),
     "claude-code": ("@anthropic-ai/claude-code",),
+    "codex": ("@openai/codex",),
 }
 # Scenarios a client cannot be asked to do, with why (the runner marks them NOT_APPLICABLE for that client).
 _OWN_TOOLS = (
     "Claude Code's tools are its own (Bash, Read, …): an application cannot declare function tools to it"
 )
+_CODEX_TOOLS = "Codex's tools are its own (exec_command, apply_patch, …): an application cannot declare function tools to it"
 CANNOT: dict[str, dict[str, str]] = {
+    "codex": {
+        "tool-round-trip": _CODEX_TOOLS,
+        "parallel-tools-stream": _CODEX_TOOLS,
+        "structured-output": "codex exec's answer is the agent's message text, not a typed object",
+    },
     "claude-code": {
         "tool-round-trip": _OWN_TOOLS,
         "parallel-tools-stream": _OWN_TOOLS,

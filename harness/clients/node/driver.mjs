@@ -391,6 +391,69 @@ async function classifyClaudeCode(e) {
   return errorOf(e, "other", null);
 }
 
+// ---------------------------------------------------------------------------------------------- codex
+// Codex CLI headless (`codex exec --json`), a CODEX_HOME of its own whose config.toml names the gateway as a model
+// provider on the Responses wire (`wire_api = "responses"`, the key from an environment variable), its retries
+// set to the scenario's. Its tools are its own; sub-agents and web search are turned off, so what it sends is
+// function tools only, the requests an application's Codex sends through a gateway that offers neither.
+function tomlString(value) {
+  return JSON.stringify(String(value));
+}
+
+async function codex(job) {
+  const { spawnSync } = await import("node:child_process");
+  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const home = mkdtempSync(join(tmpdir(), "gc-codex-"));
+  const retries = job.retries ?? 0;
+  const headers = Object.entries(job.headers).map(([k, v]) => `${tomlString(k)} = ${tomlString(v)}`).join(", ");
+  writeFileSync(join(home, "config.toml"), [
+    `model = ${tomlString(job.model)}`,
+    `model_provider = "gc"`,
+    `web_search = "disabled"`,
+    `[model_providers.gc]`,
+    `name = "gateway under test"`,
+    `base_url = ${tomlString(job.base_url)}`,
+    `env_key = "GC_CODEX_GATEWAY_KEY"`,
+    `wire_api = "responses"`,
+    `request_max_retries = ${retries}`,
+    `stream_max_retries = ${retries}`,
+    ...(headers ? [`http_headers = { ${headers} }`] : []),
+    `[agents]`,
+    `enabled = false`,
+    "",
+  ].join("\n"));
+  const bin = new URL("./node_modules/.bin/codex", import.meta.url).pathname;
+  const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, GC_CODEX_GATEWAY_KEY: job.key };
+  try {
+    const run = spawnSync(bin, ["exec", "--skip-git-repo-check", "--json", "--cd", home, job.prompt],
+                          { env, encoding: "utf8", timeout: TIMEOUT_MS * 3, input: "" });
+    const events = (run.stdout ?? "").trim().split("\n").map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+    // `error` events also announce a retry ("Reconnecting... 1/2"); the turn's own end says whether it failed.
+    const done = events.filter((e) => e.type === "turn.completed").pop();
+    const failed = events.find((e) => e.type === "turn.failed") ?? (done ? null : events.filter((e) => e.type === "error").pop());
+    if (failed) {
+      const message = String(failed.error?.message ?? failed.message ?? "");
+      const status = Number((message.match(/\b([45]\d\d)\b/) ?? [])[1]) || null;
+      const kind = status !== null ? kindOfStatus(status) : /unauthori[sz]ed|invalid api key|authentication/i.test(message) ? "authentication" : "api_error";
+      return { error: errorOf({ constructor: { name: "CodexTurnFailed" }, message }, kind, status) };
+    }
+    if (!done) throw new Error(`codex exited ${run.status} without a completed turn: ${(run.stderr || run.stdout || "").slice(-300)}`);
+    const text = events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message").map((e) => e.item.text).join("");
+    const u = done.usage ?? {};
+    const prompt = u.input_tokens ?? 0;
+    return { text, usage: { prompt_tokens: prompt, completion_tokens: u.output_tokens ?? 0, total_tokens: prompt + (u.output_tokens ?? 0) },
+             notes: ["codex exec --json: turn.completed"] };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function classifyCodex(e) {
+  return errorOf(e, "other", null);
+}
+
 // ----------------------------------------------------------------------------------------------
 const CLIENTS = {
   "openai-node": { run: openaiNode, classify: classifyOpenai, packages: ["openai", "zod"] },
@@ -400,6 +463,7 @@ const CLIENTS = {
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
   "claude-code": { run: claudeCode, classify: classifyClaudeCode, packages: ["@anthropic-ai/claude-code"] },
+  codex: { run: codex, classify: classifyCodex, packages: ["@openai/codex"] },
 };
 
 const input = JSON.parse(readFileSync(0, "utf8"));

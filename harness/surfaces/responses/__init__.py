@@ -46,5 +46,6 @@ SURFACE = Surface(
         "openai-agents-responses",
         "openai-node-responses",
         "ai-sdk-responses",
+        "codex",
     ),
 )

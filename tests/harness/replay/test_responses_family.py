@@ -53,7 +53,8 @@ def test_the_replay_refuses_what_openai_refuses_on_responses(body: dict, param: 
 
 
 def test_what_openai_takes_is_not_refused() -> None:
-    body = {"model": "gpt-4.1", "input": "hi", "temperature": 0.2, "max_output_tokens": 16, "store": False}
+    body = {"model": "gpt-4.1", "input": "hi", "temperature": 0.2, "max_output_tokens": 16, "store": False,
+            "client_metadata": {"originator": "codex_exec"}}  # fmt: skip
     assert refusal("openai.responses", body) is None
 
 
