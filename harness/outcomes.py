@@ -97,7 +97,7 @@ def judged_too_little(document: Mapping[str, Any]) -> bool:
         for r in results
         if r.get("outcome") == NOT_APPLICABLE and str(r.get("reason") or "").startswith(UNMAPPED_REASONS)
     )
-    return judged == 0 or unmapped > judged
+    return bool(judged == 0 or unmapped > judged)
 
 
 def overall_verdict(documents: Iterable[Mapping[str, Any]]) -> Verdict:

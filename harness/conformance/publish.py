@@ -74,11 +74,11 @@ class Publication:
             raise ConfigError(f"cannot write {REPORT_NAME}: {exc}") from exc
         path = report_dir / REPORT_NAME
         write_report(path, report)
-        names = [p["name"] for p in report["profiles"]]
+        run_names: list[Any] = [p["name"] for p in report["profiles"]]
 
         def label(p: dict[str, Any]) -> str:
             # A catalog run on several gateways (openai, anthropic on each reference profile) names which one.
-            if names.count(p["name"]) == 1:
+            if run_names.count(p["name"]) == 1:
                 return str(p["name"])
             gateway = str(p.get("gateway") or "")
             short = gateway.split("profile ")[-1] if "profile " in gateway else gateway

@@ -88,6 +88,14 @@ def _case_calls(read: Any, marker: str) -> Response:
     return Response(orjson.dumps(snap), media_type="application/json")
 
 
+def _refused(
+    kind: str | None, status: int, message: str, param: str | None, code: str | None
+) -> PlannedAnswer:
+    """The provider's own refusal, in its envelope."""
+    body = error_body(kind, status, message, "invalid_request_error", param=param, code=code)
+    return PlannedAnswer(status=status, headers=(("content-type", "application/json"),), body=body, sse=False)
+
+
 def _unkept_previous(case: Case, kind: str | None, body: Any) -> str | None:
     """The `previous_response_id` of a Responses request that names no response this case kept, or None."""
     if kind != "openai.responses" or not isinstance(body, dict):
@@ -169,35 +177,11 @@ class ReplayEndpoints:
             # What the real provider would answer: the gateway sent something it refuses.
             msg = f"gateway-conformance replay (validating like the provider): {problem}"
             state.diagnose("provider-refusal", msg, path, body, marker=case.marker, rule=case.rule)
-            answer = PlannedAnswer(
-                status=400,
-                headers=(("content-type", "application/json"),),
-                body=error_body(
-                    kind,
-                    400,
-                    msg,
-                    "invalid_request_error",
-                    param=getattr(problem, "param", None),
-                    code=getattr(problem, "code", None),
-                ),
-                sse=False,
-            )
+            answer = _refused(kind, 400, msg, getattr(problem, "param", None), getattr(problem, "code", None))
         elif (missing := _unkept_previous(case, kind, body_json)) is not None:
             # What api.openai.com answers an id it does not keep (never created here, or created with store false).
             msg = f"Previous response with id '{missing}' not found."
-            answer = PlannedAnswer(
-                status=404,
-                headers=(("content-type", "application/json"),),
-                body=error_body(
-                    kind,
-                    404,
-                    msg,
-                    "invalid_request_error",
-                    param="previous_response_id",
-                    code="previous_response_not_found",
-                ),
-                sse=False,
-            )
+            answer = _refused(kind, 404, msg, "previous_response_id", "previous_response_not_found")
         else:
             answer = as_asked(self._answer(case, kind, request.method, path, body_json), kind, body_json)
             answer = _fresh_response_id(kind, answer)

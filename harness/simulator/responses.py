@@ -86,7 +86,8 @@ def answer(body: Mapping[str, Any], rng: random.Random, cache: core.PrefixCache)
     completion = wire.openai_completion(gen, str(body.get("model")), "", 0)
     finish = completion["choices"][0]["finish_reason"]
     reasoning = core.as_object(body.get("reasoning"))
-    include = body.get("include") if isinstance(body.get("include"), list) else []
+    given = body.get("include")
+    include: list[Any] = given if isinstance(given, list) else []
     said: dict[str, Any] = {
         "finish": finish,
         "usage": {

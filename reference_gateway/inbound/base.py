@@ -96,3 +96,32 @@ async def translated_stream(
     finally:
         if hasattr(iterator, "aclose"):
             await iterator.aclose()
+
+
+async def open_passthrough(
+    upstream: Any,
+    endpoint: Any,
+    content: bytes,
+    *,
+    query: str,
+    request_id: str,
+    headers_of: Callable[[Any], Any],
+) -> tuple[Response | None, Any, Any]:
+    """A pass-through call opened as a stream: (the answer to give, None, None) when the provider did not answer
+    200 (its body and status as they came, `headers_of` picking the headers passed back), else (None, the open
+    response, the context to close once its bytes are relayed)."""
+    opened = upstream.passthrough(endpoint, content, query=query, request_id=request_id, stream=True)
+    response = await opened.__aenter__()
+    if response.status_code == 200:
+        return None, response, opened
+    try:
+        await response.aread()
+        return (
+            Response(
+                response.content, status_code=response.status_code, headers=headers_of(response.headers)
+            ),
+            None,
+            None,
+        )
+    finally:
+        await opened.__aexit__(None, None, None)

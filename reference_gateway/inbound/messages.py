@@ -24,7 +24,7 @@ from starlette.routing import Route
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import bridge
-from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
+from reference_gateway.inbound.base import open_passthrough, parse_json, serve_as_chat, translated_stream
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
 from reference_gateway.upstream.client import Endpoint
@@ -187,16 +187,11 @@ async def _pass_through(
             endpoint, content, query=query, request_id=request_id, stream=False
         ) as got:
             return Response(got.content, status_code=got.status_code, headers=_answer_headers(got.headers))
-    opened = upstream.passthrough(endpoint, content, query=query, request_id=request_id, stream=True)
-    response = await opened.__aenter__()
-    if response.status_code != 200:
-        try:
-            await response.aread()
-            return Response(
-                response.content, status_code=response.status_code, headers=_answer_headers(response.headers)
-            )
-        finally:
-            await opened.__aexit__(None, None, None)
+    refused, response, opened = await open_passthrough(
+        upstream, endpoint, content, query=query, request_id=request_id, headers_of=_answer_headers
+    )
+    if refused is not None:
+        return refused
 
     async def relay() -> AsyncIterator[bytes]:
         try:

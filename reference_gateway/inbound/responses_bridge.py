@@ -235,14 +235,20 @@ def assistant_turn(response: Mapping[str, Any]) -> list[dict[str, Any]]:
 def usage(chat_usage: Any) -> dict[str, Any]:
     """The Responses usage for an OpenAI chat usage: the same counts under Responses' names."""
     u: dict[str, Any] = chat_usage if isinstance(chat_usage, dict) else {}
-    prompt = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
-    completion = (
-        u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+    prompt: dict[str, Any] = (
+        u["prompt_tokens_details"] if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    )
+    completion: dict[str, Any] = (
+        u["completion_tokens_details"] if isinstance(u.get("completion_tokens_details"), dict) else {}
     )
     input_tokens, output_tokens = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": int(prompt.get("cached_tokens") or 0)},
+        # cache_write_tokens: openai-python 3.57 types it as required beside cached_tokens.
+        "input_tokens_details": {
+            "cached_tokens": int(prompt.get("cached_tokens") or 0),
+            "cache_write_tokens": int(prompt.get("cache_write_tokens") or 0),
+        },
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": int(completion.get("reasoning_tokens") or 0)},
         "total_tokens": int(u.get("total_tokens") or input_tokens + output_tokens),
@@ -429,12 +435,16 @@ class StreamBridge:
         out.append(self._emit("response.failed", {"response": shell}))
         return out
 
-    def _open(self, kind: str, **extra: str) -> tuple[_Open, list[bytes]]:
+    def _open(self, kind: str, call_id: str = "", name: str = "") -> tuple[_Open, list[bytes]]:
         # A new message item closes everything open; a new call closes an open message item only (the calls
         # of one answer may stream side by side, each event naming its item and output_index).
         out = self._close_all() if kind == "message" else self._close(self.current)
         opened = _Open(
-            index=len(self.items), id=new_id("msg" if kind == "message" else "fc"), kind=kind, **extra
+            index=len(self.items),
+            id=new_id("msg" if kind == "message" else "fc"),
+            kind=kind,
+            call_id=call_id,
+            name=name,
         )
         if kind == "message":
             self.current = opened

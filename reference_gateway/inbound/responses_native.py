@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from reference_gateway.inbound import responses_state as state
-from reference_gateway.inbound.base import parse_json
+from reference_gateway.inbound.base import open_passthrough, parse_json
 from reference_gateway.inbound.messages import respell_model
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
@@ -109,16 +109,11 @@ async def serve(
                 if isinstance(document, dict) and isinstance(document.get("id"), str):
                     await _keep(services, document, asked)
             return Response(got.content, status_code=got.status_code, headers=_answer_headers(got.headers))
-    opened = upstream.passthrough(endpoint, content, query="", request_id=request_id, stream=True)
-    response = await opened.__aenter__()
-    if response.status_code != 200:
-        try:
-            await response.aread()
-            return Response(
-                response.content, status_code=response.status_code, headers=_answer_headers(response.headers)
-            )
-        finally:
-            await opened.__aexit__(None, None, None)
+    refused, response, opened = await open_passthrough(
+        upstream, endpoint, content, query="", request_id=request_id, headers_of=_answer_headers
+    )
+    if refused is not None:
+        return refused
 
     async def relay() -> AsyncIterator[bytes]:
         decoder, final, sequence = SSEDecoder(), None, 0
@@ -154,7 +149,8 @@ async def serve(
 
 
 async def _keep(services: Services, response: dict[str, Any], asked: list[Any]) -> None:
-    output = response.get("output") if isinstance(response.get("output"), list) else []
+    given = response.get("output")
+    output: list[Any] = given if isinstance(given, list) else []
     await state.keep(services, response, [], items=[*asked, *output])
 
 

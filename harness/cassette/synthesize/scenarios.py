@@ -120,11 +120,11 @@ def _errors(provider: str, table: dict[str, tuple[int, str]]) -> dict[str, Any]:
     }
 
 
-OPENAI_WEATHER = {
+OPENAI_WEATHER: dict[str, Any] = {
     "type": "function",
     "function": {"name": "get_weather", "description": WEATHER["description"], "parameters": WEATHER_ARGS},
 }
-OPENAI_TIME = {
+OPENAI_TIME: dict[str, Any] = {
     "type": "function",
     "function": {"name": "get_time", "description": TIME["description"], "parameters": TIME_ARGS},
 }

@@ -19,15 +19,18 @@ from harness.clients.observation import Job, Observation, ToolCall
 def _chat(job: Job) -> Any:
     from langchain_anthropic import ChatAnthropic
 
-    return ChatAnthropic(
-        model=job.model,
-        base_url=sdk_base_url(job.base_url),
-        api_key=job.key,
-        max_retries=job.scenario.retries,
-        default_request_timeout=CLIENT_TIMEOUT,
-        default_headers=dict(job.headers) or None,
-        max_tokens=1024,
-    )
+    # Keyword names as langchain-anthropic's docs give them (its pydantic aliases; the type stubs know only the
+    # field names), the key as a plain string (pydantic makes it a SecretStr).
+    options: dict[str, Any] = {
+        "model": job.model,
+        "base_url": sdk_base_url(job.base_url),
+        "api_key": job.key,
+        "max_retries": job.scenario.retries,
+        "default_request_timeout": CLIENT_TIMEOUT,
+        "default_headers": dict(job.headers) or None,
+        "max_tokens": 1024,
+    }
+    return ChatAnthropic(**options)
 
 
 def _tools(job: Job) -> list[dict[str, Any]]:

@@ -20,12 +20,13 @@ TIMEOUT = CLIENT_TIMEOUT
 
 def _chat(job: Job, **extra: Any) -> Any:
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     return ChatOpenAI(
         model=job.model,
         base_url=job.base_url,
         default_headers=dict(job.headers) or None,
-        api_key=job.key,
+        api_key=SecretStr(job.key),
         max_retries=job.scenario.retries,
         timeout=TIMEOUT,
         **extra,

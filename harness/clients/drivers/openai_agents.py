@@ -65,7 +65,7 @@ def _calls(result: Any) -> tuple[ToolCall, ...]:
     out = []
     for item in result.new_items:
         if isinstance(item, ToolCallItem):
-            raw = item.raw_item
+            raw: Any = item.raw_item  # a function call item here (the union types every kind of call)
             out.append(
                 ToolCall(id=getattr(raw, "call_id", None), name=raw.name, arguments=arguments(raw.arguments))
             )

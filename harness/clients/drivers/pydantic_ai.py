@@ -80,7 +80,8 @@ async def _run(job: Job) -> Observation:
         return Observation(tool_calls=_calls([response]), notes=("direct.model_request_stream",))
     if sid == "structured-output":
         result = await Agent(_model(job), output_type=NativeOutput(pydantic_model(job))).run(job.prompt)
-        return Observation(parsed=result.output.model_dump())
+        output: Any = result.output  # the typed object NativeOutput asked for
+        return Observation(parsed=output.model_dump())
     if job.scenario.stream:
         async with Agent(_model(job)).run_stream(job.prompt) as streamed:
             text = "".join([t async for t in streamed.stream_text(delta=True)])

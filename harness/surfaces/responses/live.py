@@ -42,8 +42,9 @@ def check_live_usage(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             yield Violation("live_usage", f"usage.{key}", "a non-negative integer", short(value),
                             f"usage.{key} is {short(value)}")  # fmt: skip
-    parts = [usage.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in parts) and parts[0] + parts[1] != parts[2]:
+    found = [usage.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
+    parts: list[int] = [v for v in found if isinstance(v, int) and not isinstance(v, bool)]
+    if len(parts) == 3 and parts[0] + parts[1] != parts[2]:
         yield Violation("live_usage", "usage.total_tokens", parts[0] + parts[1], parts[2],
                         f"total_tokens {parts[2]} != input_tokens {parts[0]} + output_tokens {parts[1]}")  # fmt: skip
 

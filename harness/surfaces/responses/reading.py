@@ -53,8 +53,9 @@ def error_payloads(view: StreamView) -> list[Payload]:
 def terminal(view: StreamView) -> dict[str, Any] | None:
     """The last terminal event's data, if the stream has one."""
     for payload in reversed(view.payloads):
-        if kind(payload) in TERMINAL and isinstance(payload.json.get("response"), dict):
-            return payload.json
+        data: dict[str, Any] = payload.json
+        if kind(payload) in TERMINAL and isinstance(data.get("response"), dict):
+            return data
     return None
 
 

@@ -91,7 +91,7 @@ def test_a_completion_becomes_a_response() -> None:
         "reason": "max_output_tokens"
     }
     assert (
-        response["usage"]["input_tokens_details"] == {"cached_tokens": 1}
+        response["usage"]["input_tokens_details"] == {"cached_tokens": 1, "cache_write_tokens": 0}
         and response["usage"]["total_tokens"] == 7
     )
 
