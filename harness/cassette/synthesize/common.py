@@ -29,3 +29,18 @@ class Synthesized:
     name: str  # e.g. `anthropic/text-basic`
     metadata: dict[str, Any]
     interactions: list[dict[str, Any]]
+
+
+def ok_pair(
+    requests: tuple[dict[str, Any], dict[str, Any]],
+    bodies: tuple[str, str],
+    headers: tuple[dict[str, list[str]], dict[str, list[str]]],
+) -> list[dict[str, Any]]:
+    """A cassette's two 200 interactions (non-stream, then stream) in vcrpy's dict form."""
+    return [
+        {
+            "request": request,
+            "response": {"body": {"string": body}, "headers": head, "status": {"code": 200, "message": "OK"}},
+        }
+        for request, body, head in zip(requests, bodies, headers, strict=True)
+    ]

@@ -20,7 +20,7 @@ import hashlib
 import json
 from typing import Any
 
-from harness.cassette.synthesize.common import Synthesized, rand
+from harness.cassette.synthesize.common import Synthesized, ok_pair, rand
 
 DATE = "2026-11-29"
 URI = "https://api.openai.com/v1/chat/completions"
@@ -207,24 +207,11 @@ def usage(
 
 
 def ok_interactions(name: str, model: str, prompt: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "request": request(model, stream=False, prompt=prompt),
-            "response": {
-                "body": {"string": dumps(completion(name, model, answer))},
-                "headers": headers(name, 0, sse=False),
-                "status": {"code": 200, "message": "OK"},
-            },
-        },
-        {
-            "request": request(model, stream=True, prompt=prompt),
-            "response": {
-                "body": {"string": sse(chunks(name, model, answer))},
-                "headers": headers(name, 1, sse=True),
-                "status": {"code": 200, "message": "OK"},
-            },
-        },
-    ]
+    return ok_pair(
+        (request(model, stream=False, prompt=prompt), request(model, stream=True, prompt=prompt)),
+        (dumps(completion(name, model, answer)), sse(chunks(name, model, answer))),
+        (headers(name, 0, sse=False), headers(name, 1, sse=True)),
+    )
 
 
 REASONS = {

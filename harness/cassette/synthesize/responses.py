@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from harness.cassette.synthesize import openai
-from harness.cassette.synthesize.common import Synthesized, rand
+from harness.cassette.synthesize.common import Synthesized, ok_pair, rand
 
 URI = "https://api.openai.com/v1/responses"
 # The openai/ cassettes given a Responses form: every one a responses rule's cassette set names.
@@ -281,24 +281,11 @@ def cassettes() -> list[Synthesized]:
             description = description + " (Responses: the same envelope on /v1/responses)"
         else:
             prompt = json.loads(interactions[0]["request"]["body"])["messages"][0]["content"]
-            pair = [
-                {
-                    "request": request(model, stream=False, prompt=prompt),
-                    "response": {
-                        "body": {"string": openai.dumps(response(name, model, answer))},
-                        "headers": _headers(name, 0, sse_=False),
-                        "status": {"code": 200, "message": "OK"},
-                    },
-                },
-                {
-                    "request": request(model, stream=True, prompt=prompt),
-                    "response": {
-                        "body": {"string": sse(events(name, model, answer))},
-                        "headers": _headers(name, 1, sse_=True),
-                        "status": {"code": 200, "message": "OK"},
-                    },
-                },
-            ]
+            pair = ok_pair(
+                (request(model, stream=False, prompt=prompt), request(model, stream=True, prompt=prompt)),
+                (openai.dumps(response(name, model, answer)), sse(events(name, model, answer))),
+                (_headers(name, 0, sse_=False), _headers(name, 1, sse_=True)),
+            )
             description = f"The Responses form of openai/{name}: {description}"
         out.append(
             Synthesized(
