@@ -64,6 +64,11 @@ def request(model: str, *, stream: bool, prompt: str) -> dict[str, Any]:
     }
     if stream:
         body["stream_options"] = {"include_usage": True}
+    return posted(body, URI)
+
+
+def posted(body: dict[str, Any], uri: str) -> dict[str, Any]:
+    """A recorded JSON POST to `uri` (no credentials: the replay matches endpoint and stream flag only)."""
     return {
         "body": dumps(body),
         "headers": {
@@ -72,7 +77,7 @@ def request(model: str, *, stream: bool, prompt: str) -> dict[str, Any]:
             "user-agent": ["UA"],
         },
         "method": "POST",
-        "uri": URI,
+        "uri": uri,
     }
 
 

@@ -66,16 +66,7 @@ def _id(name: str, prefix: str, salt: str) -> str:
 
 def request(model: str, *, stream: bool, prompt: str) -> dict[str, Any]:
     body = {"model": openai.REQUESTED.get(model, model), "input": prompt, "stream": stream}
-    return {
-        "body": openai.dumps(body),
-        "headers": {
-            "accept": ["application/json"],
-            "content-type": ["application/json"],
-            "user-agent": ["UA"],
-        },
-        "method": "POST",
-        "uri": URI,
-    }
+    return openai.posted(body, URI)
 
 
 def usage(chat: dict[str, Any]) -> dict[str, Any]:
