@@ -52,7 +52,6 @@ CANNOT: dict[str, dict[str, str]] = {
     "codex": {
         "tool-round-trip": _CODEX_TOOLS,
         "parallel-tools-stream": _CODEX_TOOLS,
-        "structured-output": "codex exec's answer is the agent's message text, not a typed object",
     },
     "claude-code": {
         "tool-round-trip": _OWN_TOOLS,

@@ -427,8 +427,11 @@ async function codex(job) {
   const bin = new URL("./node_modules/.bin/codex", import.meta.url).pathname;
   const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, GC_CODEX_GATEWAY_KEY: job.key };
   try {
-    const run = spawnSync(bin, ["exec", "--skip-git-repo-check", "--json", "--cd", home, job.prompt],
-                          { env, encoding: "utf8", timeout: TIMEOUT_MS * 3, input: "" });
+    // Structured output: `--output-schema` (the final message is JSON of that shape; Codex sends it as text.format).
+    const schema = job.object ? join(home, "schema.json") : null;
+    if (schema) writeFileSync(schema, JSON.stringify(objectSchema(job.object.fields)));
+    const args = ["exec", "--skip-git-repo-check", "--json", "--cd", home, ...(schema ? ["--output-schema", schema] : []), job.prompt];
+    const run = spawnSync(bin, args, { env, encoding: "utf8", timeout: TIMEOUT_MS * 3, input: "" });
     const events = (run.stdout ?? "").trim().split("\n").map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
     // `error` events also announce a retry ("Reconnecting... 1/2"); the turn's own end says whether it failed.
     const done = events.filter((e) => e.type === "turn.completed").pop();
@@ -443,6 +446,7 @@ async function codex(job) {
     const text = events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message").map((e) => e.item.text).join("");
     const u = done.usage ?? {};
     const prompt = u.input_tokens ?? 0;
+    if (schema) return { parsed: JSON.parse(text), notes: ["codex exec --output-schema"] };
     return { text, usage: { prompt_tokens: prompt, completion_tokens: u.output_tokens ?? 0, total_tokens: prompt + (u.output_tokens ?? 0) },
              notes: ["codex exec --json: turn.completed"] };
   } finally {
