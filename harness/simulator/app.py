@@ -141,6 +141,12 @@ class Simulator:
         completion = wire.openai_completion(
             gen, str(body.get("model")), f"chatcmpl-{secrets.token_hex(12)}", int(time.time())
         )
+        # `n` choices and `logprobs`, as OpenAI answers them (each choice its own generation, from the request alone).
+        completion = wire.with_choices_and_logprobs(
+            completion,
+            body,
+            lambda i: sim.generate(ask, self._rng({**body, "_choice": i}), self.cache, "call_"),
+        )
         if body.get("stream") is not True:
             return JSONResponse(completion)
         options = sim.as_object(body.get("stream_options"))

@@ -35,7 +35,8 @@ NOT_REPRODUCED = {
     "anthropic/web-search": "blocks: got [text], want [text, server_tool_use(web_search)",
     "openai/reasoning-content": "usage fields: prompt_cache_hit_tokens, prompt_cache_miss_tokens missing",
     "openai/reasoning-field": "fields: reasoning missing",
-    # The simulator answers one choice and no logprobs: a refresh against it keeps those cassettes.
+    # The simulator streams one choice and no logprobs (n and logprobs only in its non-stream answers), and record
+    # records the stream: a refresh against it keeps those cassettes.
     "openai/n-two": "stop_reason: got stop, want stop,stop",
     "openai/logprobs": "logprobs: none in the answer",
 }
