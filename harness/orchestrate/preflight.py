@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.errors import PreflightError
+from harness.families import FAMILIES
 from harness.outcomes import KEY_ENV
 from harness.surfaces import chat_completions
 from harness.surfaces.base import Surface
@@ -143,11 +144,7 @@ def preflight(
 
 
 # The answer every surface's probe is scripted with: a plain text answer, one per provider family.
-WIRING_CASSETTES = {
-    "anthropic": "anthropic/text-basic",
-    "openai": "openai/text-basic",
-    "gemini": "gemini/text-basic",
-}
+WIRING_CASSETTES = {family: f"{family}/text-basic" for family in FAMILIES}  # whichever the gateway calls
 
 
 def check_replay(replay_url: str) -> None:
@@ -178,12 +175,7 @@ def check_wiring(
 
     marker = f"[gc:preflight/wiring#{secrets.token_hex(6)}]"
     replay = ReplayClient(replay_url)
-    body = surface.insert_marker(
-        {"model": model or "", "max_tokens": 16, "messages": [{"role": "user", "content": "Say hello."}]},
-        marker,
-    )
-    if surface.name == "chat-completions":
-        body.pop("max_tokens", None)
+    body = surface.insert_marker({"model": model or "", **surface.hello}, marker)
     headers = {"content-type": "application/json", **surface.request_headers}
     if key:
         headers["authorization"] = f"Bearer {key}"

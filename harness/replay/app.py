@@ -116,17 +116,84 @@ def _fresh_response_id(kind: str | None, answer: PlannedAnswer) -> PlannedAnswer
     return replace(answer, body=answer.body.replace(b'"' + found.group(1) + b'"', b'"' + fresh + b'"'))
 
 
-def _keep_response(case: Case, kind: str | None, body: Any, answer: PlannedAnswer) -> None:
-    """A Responses answer's id kept for the case, as OpenAI keeps a response unless the request said store false."""
-    if (
-        kind != "openai.responses"
-        or answer.status != 200
-        or (isinstance(body, dict) and body.get("store") is False)
-    ):
+def _kept_object(answer: PlannedAnswer) -> bytes | None:
+    """The Response object a kept answer is retrieved as: the JSON answer, or a stream's terminal event's response."""
+    if not answer.sse:
+        return answer.body
+    for line in reversed(answer.body.splitlines()):
+        if not line.startswith(b"data:"):
+            continue
+        try:
+            event = orjson.loads(line[5:].strip())
+        except orjson.JSONDecodeError:
+            continue
+        if (
+            isinstance(event, dict)
+            and event.get("type") in TERMINAL_EVENTS
+            and isinstance(event.get("response"), dict)
+        ):
+            return orjson.dumps(event["response"])
+    return None
+
+
+TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+# `GET /v1/models`: the provider's model list, as a gateway that passes the listing on asks it.
+MODELS_PATH = re.compile(r"^(?:/v1)?/models/?$")
+# The model ids the provider serves: the OpenAI and Anthropic ids the suite's profiles name by default
+# (specs/*/profile.yaml) and its cassettes were recorded with. The replay answers any id; a gateway that lists its
+# provider's models lists these.
+OPENAI_MODELS = ("gpt-5.5", "gpt-5.5-2026-09-18", "gpt-4.1", "deepseek-chat", "kimi-k2")
+ANTHROPIC_MODELS = (
+    "claude-sonnet-5-5", "claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-haiku-3-5", "claude-opus-4-8",
+)  # fmt: skip
+MODELS_CREATED = 1_767_225_600  # 2026-01-01, fixed: the answer depends on the request alone
+
+
+def models_answer(anthropic: bool) -> bytes:
+    """`GET /v1/models` as the provider answers it: Anthropic's page (asked with `anthropic-version`) or OpenAI's
+    list."""
+    if anthropic:
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+            for m in ANTHROPIC_MODELS
+        ]
+        return orjson.dumps(
+            {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+        )
+    data = [
+        {"id": m, "object": "model", "created": MODELS_CREATED, "owned_by": "openai"} for m in OPENAI_MODELS
+    ]
+    return orjson.dumps({"object": "list", "data": data})
+
+
+# `GET|DELETE …/responses/{id}` (OpenAI's retrieve and delete of a kept response; not …/responses/{id}/input_items)
+KEPT_PATH = re.compile(r"^(?:/v1)?/responses/([^/]+)$")
+
+
+def _keep_response(
+    state: ReplayState, case: Case, kind: str | None, body: Any, answer: PlannedAnswer
+) -> None:
+    """A Responses answer kept for the case under its id, as OpenAI keeps a response unless the request said store
+    false: a later `previous_response_id`, GET or DELETE may name it."""
+    if kind != "openai.responses" or answer.status != 200:
         return
     found = re.search(rb'"id"\s*:\s*"(resp_[^"]+)"', answer.body)  # the Response's id (first in both forms)
     if found:
-        case.kept_responses.add(found.group(1).decode())
+        store = not (isinstance(body, dict) and body.get("store") is False)
+        state.issue_response(case, found.group(1).decode(), _kept_object(answer) if store else None)
+
+
+def _continued_case(state: ReplayState, kind: str | None, body: bytes) -> Case | None:
+    """The case whose response an unmarked Responses request continues (`previous_response_id`): the marker is in
+    the conversation the id names, which api.openai.com holds, not in the new input. A response created with store
+    false, or deleted, is still its case's: the call is recorded there and refused 404 as OpenAI refuses it."""
+    if kind != "openai.responses":
+        return None
+    try:
+        previous = json.loads(body).get("previous_response_id")
+    except (ValueError, AttributeError):
+        return None
+    return state.issuing_case(previous) if isinstance(previous, str) else None
 
 
 class ReplayEndpoints:
@@ -148,11 +215,18 @@ class ReplayEndpoints:
                 "disconnected", "the gateway closed the connection while sending its request", path, b""
             )
             return Response(status_code=499)
+        if request.method == "GET" and MODELS_PATH.match(path):
+            return self._models(request)
+        kept = KEPT_PATH.match(path)
+        if kept is not None and request.method in ("GET", "DELETE"):
+            return self._kept_response(request, kept.group(1), body)
         if kind is None or request.method != "POST":
             state.diagnose("unknown-path", f"{request.method} {path} is not an upstream endpoint", path, body)
             msg = f"gateway-conformance replay: no upstream endpoint {request.method} {path}"
             return Response(error_body(kind, 404, msg, "not_found_error"), 404, media_type="application/json")
         case, seen = state.find_case(body)
+        if case is None and not seen:
+            case = _continued_case(state, kind, body)
         if case is None:
             diag, msg = _no_case_message(seen)
             state.diagnose(diag, msg, path, body, markers=seen)
@@ -185,7 +259,7 @@ class ReplayEndpoints:
         else:
             answer = as_asked(self._answer(case, kind, request.method, path, body_json), kind, body_json)
             answer = _fresh_response_id(kind, answer)
-            _keep_response(case, kind, body_json, answer)
+            _keep_response(state, case, kind, body_json, answer)
         plan = plan_answer(answer, case.upstream if problem is None else {}, kind)
         # Recorded before sending: the harness may ask as soon as the gateway has answered.
         call["served"] = {**_served_record(plan, answer), "provider_refusal": problem}
@@ -199,6 +273,51 @@ class ReplayEndpoints:
             }
 
         return PlanResponse(plan, on_disconnect)
+
+    def _models(self, request: Request) -> Response:
+        """The provider's model list; the call carries no case marker, so it is noted among the diagnostics."""
+        anthropic = "anthropic-version" in request.headers
+        self.state.diagnose(
+            "models", f"GET {request.url.path} answered the provider's model list", request.url.path, b""
+        )
+        return Response(models_answer(anthropic), 200, media_type="application/json")
+
+    def _kept_response(self, request: Request, rid: str, body: bytes) -> Response:
+        """`GET /v1/responses/{id}` answers a kept Response, `DELETE` forgets it (`{"id", "object": "response",
+        "deleted": true}`); an id not kept (never created, store false, deleted) is OpenAI's 404. The call is
+        recorded on the case whose answer carried the id: the harness reads it as that rule's upstream call."""
+        state, path = self.state, request.url.path
+        owner, kept = state.issuing_case(rid), state.kept_case(rid)
+        if kept is None:
+            msg = f"Response with id '{rid}' not found."
+            answer_body = error_body("openai.responses", 404, msg, "invalid_request_error")
+            answer = PlannedAnswer(
+                status=404, headers=(("content-type", "application/json"),), body=answer_body, sse=False
+            )
+            if owner is None:
+                state.diagnose(
+                    "unknown-response", f"{request.method} {path}: no response {rid} was issued", path, body
+                )
+        elif request.method == "DELETE":
+            state.delete_kept(rid)
+            answer_body = orjson.dumps({"id": rid, "object": "response", "deleted": True})
+            answer = PlannedAnswer(
+                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
+            )
+        else:
+            answer_body = kept.kept_responses.get(rid) or b"{}"
+            answer = PlannedAnswer(
+                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
+            )
+        plan = plan_answer(answer, {}, "openai.responses")
+        if owner is not None:
+            text, enc = encode_body(body)
+            state.add_call(owner, {
+                "method": request.method, "path": path, "query": request.url.query, "headers": _header_dict(request),
+                "body": text, "body_encoding": enc, "received_at": time.time(),
+                "served": {**_served_record(plan, answer), "provider_refusal": None},
+            })  # fmt: skip
+        return PlanResponse(plan, lambda sent: None)
 
     def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> PlannedAnswer:
         """What the case scripts for this call: an injected fault, or the matching cassette interaction."""

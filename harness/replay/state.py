@@ -108,9 +108,12 @@ class Case:
     # A cassette set: each family's own cassette; `cassette` is then None and `for_family` picks one.
     family_cassettes: dict[str, Cassette] = field(default_factory=dict)
     consumed: dict[tuple[int, ...], int] = field(default_factory=dict)
-    # OpenAI Responses: the ids of the responses this case's answers created with `store` not false, the ones a
-    # later `previous_response_id` may name (api.openai.com keeps those and only those).
-    kept_responses: set[str] = field(default_factory=set)
+    # OpenAI Responses: the responses this case's answers created with `store` not false, by id, each with the
+    # Response object `GET /v1/responses/{id}` answers: the ones a later `previous_response_id` may name
+    # (api.openai.com keeps those and only those, until they are deleted).
+    kept_responses: dict[str, bytes] = field(default_factory=dict)
+    # Every Responses id this case's answers carried, kept or not: a later request naming one is this case's.
+    issued_responses: set[str] = field(default_factory=set)
 
     def for_family(self, family: str | None) -> Cassette | None:
         """The cassette that answers a call to `family`'s endpoint: the set's entry, else the one cassette."""
@@ -124,6 +127,9 @@ class ReplayState:
         self.cassettes_dir = Path(cassettes_dir)
         self._lock = threading.Lock()
         self._cases: dict[str, Case] = {}
+        # OpenAI Responses kept by the cases, by response id: a request that continues one (or GET/DELETE of it)
+        # need not carry the case marker, since the conversation it names does (as api.openai.com finds it by id).
+        self._issued: dict[str, Case] = {}
         self._diagnostics: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
         self._fetches: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
         self._cassettes: dict[str, tuple[int, Cassette]] = {}
@@ -179,8 +185,43 @@ class ReplayState:
             if marker is None:
                 n = len(self._cases)
                 self._cases.clear()
+                self._issued.clear()
                 return n
-            return 1 if self._cases.pop(normalize_marker(marker), None) else 0
+            case = self._cases.pop(normalize_marker(marker), None)
+            if case is not None:
+                self._drop_kept(case)
+            return 1 if case else 0
+
+    def _drop_kept(self, case: Case) -> None:
+        for rid in case.issued_responses:
+            if self._issued.get(rid) is case:
+                del self._issued[rid]
+
+    def issue_response(self, case: Case, rid: str, kept: bytes | None) -> None:
+        """A Responses answer's id noted for its case, and kept with the Response object `kept` when not None
+        (api.openai.com keeps a response unless it was created with store false)."""
+        with self._lock:
+            case.issued_responses.add(rid)
+            self._issued[rid] = case
+            if kept is not None:
+                case.kept_responses[rid] = kept
+
+    def issuing_case(self, rid: str) -> Case | None:
+        """The case whose answer carried the response id `rid` (kept or not), or None (never issued here, or its
+        case forgotten)."""
+        with self._lock:
+            return self._issued.get(rid)
+
+    def kept_case(self, rid: str) -> Case | None:
+        """The case that keeps the response `rid`, or None (never kept, deleted, or its case forgotten)."""
+        with self._lock:
+            case = self._issued.get(rid)
+            return case if case is not None and rid in case.kept_responses else None
+
+    def delete_kept(self, rid: str) -> bool:
+        with self._lock:
+            case = self._issued.get(rid)
+            return case is not None and case.kept_responses.pop(rid, None) is not None
 
     def take(self, marker: str) -> dict[str, Any] | None:
         """snapshot() and forget() at once: a rule's last look at its calls (one control call, not two)."""
@@ -188,6 +229,7 @@ class ReplayState:
             case = self._cases.pop(normalize_marker(marker), None)
             if case is None:
                 return None
+            self._drop_kept(case)
             return {"marker": case.marker, "rule": case.rule, "calls": [dict(c) for c in case.calls]}
 
     def case(self, marker: str) -> Case | None:

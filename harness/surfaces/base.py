@@ -58,6 +58,10 @@ class Surface:
     clients: Sequence[str] = ()
     # The request schema fuzz generates valid bodies from (specs/schema/wire), when it fuzzes this surface.
     fuzz_request_schema: str | None = None
+    # The smallest valid request but its model: what certify's wiring probe sends (a short "Say hello.").
+    hello: Mapping[str, Any] = field(
+        default_factory=lambda: {"messages": [{"role": "user", "content": "Say hello."}]}
+    )
 
     def check(self, kind: str) -> Check | None:
         return self.checks.get(kind)

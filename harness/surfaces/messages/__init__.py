@@ -47,4 +47,5 @@ SURFACE = Surface(
     output_limit_fields=("max_tokens",),
     clients=("anthropic-python", "langchain-anthropic", "anthropic-node", "claude-code"),
     fuzz_request_schema="anthropic.messages.request",
+    hello={"max_tokens": 16, "messages": [{"role": "user", "content": "Say hello."}]},
 )

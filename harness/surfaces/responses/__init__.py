@@ -41,6 +41,7 @@ SURFACE = Surface(
     },
     implicit_checks=("shape",),
     output_limit_fields=("max_output_tokens",),
+    hello={"input": "Say hello.", "max_output_tokens": 16},
     clients=(
         "openai-python-responses",
         "openai-agents-responses",

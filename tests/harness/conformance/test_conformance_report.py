@@ -166,6 +166,21 @@ def test_a_declared_feature_whose_rule_failed_is_a_failure_and_the_core_is_not()
     assert report["profiles"][0]["features"]["vision"]["result"] == "failure"
 
 
+@pytest.mark.parametrize("family", ["openai.responses", "anthropic.count_tokens", "openai.chat"])
+def test_every_provider_endpoint_the_replay_serves_is_a_family_a_report_may_name(family: str) -> None:
+    # A gateway passing /v1/responses on to OpenAI's Responses API (LiteLLM's native path) wrote a report its own
+    # schema refused: every endpoint kind the replay serves must be one a report can name.
+    from typing import get_args
+
+    from harness.families import EndpointKind
+
+    assert set(get_args(EndpointKind)) <= set(SCHEMA["$defs"]["family"]["enum"])
+    results = [{**r, "upstream_families": [family]} for r in ALL_CORE_PASS]
+    report = build_report([_document(results)], {"p": CATALOG}, Implementation())
+    _valid(report)
+    assert report["upstream_families"] == [family]
+
+
 def test_live_mode_says_why_no_upstream_family_is_known() -> None:
     live = [{**r, "upstream_families": None} for r in ALL_CORE_PASS]
     report = build_report([_document(live, upstream="live")], {"p": CATALOG}, Implementation())

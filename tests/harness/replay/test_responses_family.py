@@ -13,9 +13,11 @@ from harness.cassette.document import load_cassette
 from harness.checks.answer import summarize
 from harness.exchange import ServedAnswer
 from harness.families import endpoint_family, endpoint_kind
-from harness.replay.app import _fresh_response_id, _keep_response, _unkept_previous
+from starlette.testclient import TestClient
+
+from harness.replay.app import _fresh_response_id, _keep_response, _unkept_previous, build_app
 from harness.replay.plan import as_asked, cassette_answer
-from harness.replay.state import Case
+from harness.replay.state import Case, ReplayState
 from harness.replay.validate import refusal
 
 
@@ -75,13 +77,18 @@ def test_a_served_response_repeats_the_requests_parameters_under_an_id_of_its_ow
 
 
 def test_only_a_kept_response_can_be_continued() -> None:
+    state = ReplayState(paths.cassettes_dir())
     case = Case(marker="m", rule="r", upstream={}, cassette=None)
     answer = _fresh_response_id("openai.responses", cassette_answer(_cassette("responses/text-basic"), 0))
     kept_id = json.loads(answer.body)["id"]
-    _keep_response(case, "openai.responses", {"model": "gpt-5.5", "input": "hi", "store": False}, answer)
+    _keep_response(
+        state, case, "openai.responses", {"model": "gpt-5.5", "input": "hi", "store": False}, answer
+    )
     assert _unkept_previous(case, "openai.responses", {"previous_response_id": kept_id}) == kept_id
-    _keep_response(case, "openai.responses", {"model": "gpt-5.5", "input": "hi"}, answer)
+    assert state.issuing_case(kept_id) is case and state.kept_case(kept_id) is None
+    _keep_response(state, case, "openai.responses", {"model": "gpt-5.5", "input": "hi"}, answer)
     assert _unkept_previous(case, "openai.responses", {"previous_response_id": kept_id}) is None
+    assert state.kept_case(kept_id) is case
     assert _unkept_previous(case, "openai.chat", {"previous_response_id": "resp_x"}) is None
 
 
@@ -112,3 +119,89 @@ def test_mutants_name_an_unknown_reference_gateway_as_bad_configuration(
 
     assert main(["mutants", "--profile", "responses", "--reference-gateway", "lyroutr", "--list"]) == 3
     assert "did you mean lyrouter?" in capsys.readouterr().err
+
+
+MARKER = "[gc:responses/state/pass-through#0123abcd]"
+RESPONSES = "/v1/responses"
+
+
+def _replay() -> TestClient:
+    client = TestClient(build_app(ReplayState(paths.cassettes_dir())))
+    plan = {"cassette": {"responses": "responses/text-basic"}}
+    assert (
+        client.post("/__gc/cases", json={"marker": MARKER, "rule": "r", "upstream": plan}).status_code == 201
+    )
+    return client
+
+
+def _calls(client: TestClient) -> list[tuple[str, str, int]]:
+    calls = client.get("/__gc/calls", params={"marker": MARKER}).json()["calls"]
+    return [(c["method"], c["path"], c["served"]["status"]) for c in calls]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_gateway_passing_state_on_is_served_as_api_openai_com_serves_it(stream: bool) -> None:
+    # A pass-through gateway (LiteLLM's native path) sends previous_response_id, GET and DELETE on to the provider:
+    # none of those carries the case marker, the conversation the id names does.
+    client = _replay()
+    first = client.post(
+        RESPONSES, json={"model": "gpt-5.5", "input": f"{MARKER} Remember TULIP.", "stream": stream}
+    )
+    assert first.status_code == 200
+    rid = json.loads(first.text)["id"] if not stream else first.text.split('"id":"', 1)[1].split('"', 1)[0]
+    got = client.get(f"{RESPONSES}/{rid}")
+    assert got.status_code == 200 and got.json()["id"] == rid and got.json()["object"] == "response"
+    assert got.json()["output"][0]["content"][0]["text"]  # the text first answered, streamed or not
+    again = client.post(
+        RESPONSES, json={"model": "gpt-5.5", "input": "Which word?", "previous_response_id": rid}
+    )
+    assert again.status_code == 200 and again.json()["id"] != rid
+    assert client.delete(f"{RESPONSES}/{rid}").json() == {"id": rid, "object": "response", "deleted": True}
+    gone = client.get(f"{RESPONSES}/{rid}")
+    assert (
+        gone.status_code == 404 and gone.json()["error"]["message"] == f"Response with id '{rid}' not found."
+    )
+    after = client.post(RESPONSES, json={"model": "gpt-5.5", "input": "Which?", "previous_response_id": rid})
+    assert after.status_code == 404 and after.json()["error"]["code"] == "previous_response_not_found"
+    # every call is the case's, as the harness reads a rule's upstream calls
+    assert _calls(client) == [
+        ("POST", RESPONSES, 200), ("GET", f"{RESPONSES}/{rid}", 200), ("POST", RESPONSES, 200),
+        ("DELETE", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}", 404), ("POST", RESPONSES, 404),
+    ]  # fmt: skip
+
+
+def test_a_response_created_with_store_false_is_not_found_and_the_call_is_the_cases() -> None:
+    client = _replay()
+    first = client.post(RESPONSES, json={"model": "gpt-5.5", "input": f"{MARKER} Remember.", "store": False})
+    rid = first.json()["id"]
+    assert client.get(f"{RESPONSES}/{rid}").status_code == 404
+    again = client.post(RESPONSES, json={"model": "gpt-5.5", "input": "Which?", "previous_response_id": rid})
+    assert again.status_code == 404 and again.json()["error"]["param"] == "previous_response_id"
+    assert [status for _, _, status in _calls(client)] == [200, 404, 404]
+
+
+def test_an_id_never_issued_is_404_and_a_forgotten_case_keeps_nothing() -> None:
+    client = _replay()
+    rid = client.post(RESPONSES, json={"model": "gpt-5.5", "input": f"{MARKER} Hi."}).json()["id"]
+    assert client.get(f"{RESPONSES}/resp_never_issued").status_code == 404
+    client.delete("/__gc/cases", params={"marker": MARKER})
+    assert client.get(f"{RESPONSES}/{rid}").status_code == 404  # the case is gone, and what it kept with it
+    unmarked = client.post(
+        RESPONSES, json={"model": "gpt-5.5", "input": "Which?", "previous_response_id": rid}
+    )
+    assert unmarked.status_code == 400 and "no case marker" in unmarked.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("anthropic", [False, True], ids=["openai", "anthropic"])
+def test_the_provider_lists_its_models_in_its_own_shape(anthropic: bool) -> None:
+    # A gateway that passes GET /v1/models on to its provider (Portkey) reads the provider's own list.
+    client = _replay()
+    got = client.get("/v1/models", headers={"anthropic-version": "2023-06-01"} if anthropic else {})
+    assert got.status_code == 200
+    body = got.json()
+    if anthropic:
+        assert body["has_more"] is False and {m["type"] for m in body["data"]} == {"model"}
+        assert "claude-sonnet-5-5" in [m["id"] for m in body["data"]]
+    else:
+        assert body["object"] == "list" and {m["object"] for m in body["data"]} == {"model"}
+        assert {"gpt-5.5", "gpt-4.1"} <= {m["id"] for m in body["data"]}

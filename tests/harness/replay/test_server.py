@@ -465,7 +465,7 @@ def test_openai_channel_mid_stream_error(server: ReplayServer, rc: ReplayClient,
 
 
 def test_unknown_path(server: ReplayServer, rc: ReplayClient, http: httpx.Client) -> None:
-    r = http.get(f"{server.url}/v1/models")
+    r = http.get(f"{server.url}/v1/embeddings")
     assert r.status_code == 404 and r.json()["error"]["type"] == "not_found_error"
     assert rc.diagnostics()[0]["kind"] == "unknown-path"
 
