@@ -13,7 +13,8 @@ from pathlib import Path
 from harness.conformance.implementations import exchange_name
 
 # The fake provider keys the peers' configs hold (peers/*/config*.yaml): never a real secret, scrubbed anyway.
-SCRUB = {"sk-ant-fake-key": "<UPSTREAM_KEY>", "sk-ant-client-test": "<UPSTREAM_KEY>"}
+SCRUB = {"sk-ant-fake-key": "<UPSTREAM_KEY>", "sk-ant-client-test": "<UPSTREAM_KEY>", "sk-openai-fake-key": "<UPSTREAM_KEY>",
+         "sk-openai-client-test": "<UPSTREAM_KEY>"}
 
 
 def scrub(text: str) -> str:

@@ -63,6 +63,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # Reasoning is carried to Anthropic (thinking) and to OpenAI's channel (reasoning_effort), not by Relay's Gemini
     # path, as for profile openai.
     ("ezat", "responses"): (
+        "gateway-keys",
         "tools",
         "parallel-tool-calls",
         "structured-outputs",
@@ -74,6 +75,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # LYRouter passes gpt-5.5's /v1/responses through to the Responses upstream (inbound/responses_native.py), so
     # reasoning items and their encrypted_content travel as they are (reasoning-items).
     ("lyrouter", "responses"): (
+        "gateway-keys",
         "tools",
         "parallel-tool-calls",
         "structured-outputs",
@@ -83,7 +85,7 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "state",
         "models-endpoint",
     ),
-    ("relay", "responses"): ("tools", "structured-outputs", "vision", "state", "models-endpoint"),
+    ("relay", "responses"): ("gateway-keys", "tools", "structured-outputs", "vision", "state", "models-endpoint"),
 }
 
 
