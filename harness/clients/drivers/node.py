@@ -29,6 +29,7 @@ NODE_CLIENTS: tuple[str, ...] = (
     "claude-code",
     "openai-node-responses",
     "ai-sdk-responses",
+    "openai-agents-node",
     "codex",
 )
 SOURCE = Path(__file__).resolve().parent.parent / "node"
@@ -37,6 +38,7 @@ PACKAGES = {
     "openai-node": ("openai", "zod"),
     "openai-node-responses": ("openai", "zod"),
     "ai-sdk-responses": ("ai", "@ai-sdk/openai"),
+    "openai-agents-node": ("@openai/agents", "openai", "zod"),
     "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
     "langchain-js": ("@langchain/openai", "@langchain/core", "openai"),
     "anthropic-node": ("@anthropic-ai/sdk",),

@@ -173,6 +173,59 @@ async function openaiNodeResponses(job) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- openai-agents-node
+// The Agents SDK for JS on its default model path, the Responses model (OpenAIResponsesModel), on an OpenAI
+// client pointed at the gateway: run() and run(…, {stream: true}), a function tool its loop runs, outputType for
+// structured output. Tracing is off: it would export to OpenAI. It raises the openai SDK's errors through.
+async function openaiAgentsNode(job) {
+  const { default: OpenAI } = await import("openai");
+  const agents = await import("@openai/agents");
+  agents.setTracingDisabled(true);
+  const client = new OpenAI({ baseURL: job.base_url, apiKey: job.key, maxRetries: job.retries, timeout: TIMEOUT_MS, defaultHeaders: job.headers });
+  const model = new agents.OpenAIResponsesModel(client, job.model);
+  const tools = () => job.tools.map((t) => agents.tool({
+    name: t.name, description: t.description, parameters: t.parameters, strict: true, execute: async () => job.tool_result,
+  }));
+  const agent = (extra) => new agents.Agent({ name: "gc-client", instructions: null, model, ...extra });
+  const calls = (result) => result.newItems.filter((i) => i.type === "tool_call_item" && i.rawItem.type === "function_call")
+    .map((i) => ({ id: i.rawItem.callId, name: i.rawItem.name, arguments: argsOf(i.rawItem.arguments) }));
+  const usage = (result) => {
+    const u = result.runContext.usage;
+    return { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.totalTokens };
+  };
+  const streamed = async (a, maxTurns) => {
+    const result = await agents.run(a, job.prompt, { stream: true, maxTurns });
+    for await (const _ of result);
+    await result.completed;
+    if (result.error) throw result.error;
+    return result;
+  };
+  switch (job.scenario) {
+    case "tool-round-trip": {
+      const result = await agents.run(agent({ tools: tools() }), job.prompt, { maxTurns: 3 });
+      return { text: String(result.finalOutput), tool_calls: calls(result) };
+    }
+    case "parallel-tools-stream": {
+      // The tools' results end the run: the scenario is the one streamed turn with two calls.
+      const result = await streamed(agent({ tools: tools(), toolUseBehavior: "stop_on_first_tool" }), 2);
+      return { tool_calls: calls(result) };
+    }
+    case "structured-output": {
+      const { z } = await import("zod");
+      const result = await agents.run(agent({ outputType: zodObject(z, job.object.fields) }), job.prompt, { maxTurns: 1 });
+      return { parsed: result.finalOutput };
+    }
+    default: {
+      if (job.stream) {
+        const result = await streamed(agent({}), 1);
+        return { text: String(result.finalOutput), usage: usage(result), notes: ["run(…, {stream: true})"] };
+      }
+      const result = await agents.run(agent({}), job.prompt, { maxTurns: 1 });
+      return { text: String(result.finalOutput), notes: ["run"] };
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- ai-sdk
 async function aiSdk(job) {
   const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
@@ -464,6 +517,7 @@ const CLIENTS = {
   "openai-node-responses": { run: openaiNodeResponses, classify: classifyOpenai, packages: ["openai", "zod"] },
   "ai-sdk": { run: aiSdk, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai-compatible"] },
   "ai-sdk-responses": { run: aiSdkResponses, classify: classifyAiSdk, packages: ["ai", "@ai-sdk/openai"] },
+  "openai-agents-node": { run: openaiAgentsNode, classify: classifyOpenai, packages: ["@openai/agents", "openai", "zod"] },
   "langchain-js": { run: langchainJs, classify: classifyLangchainJs, packages: ["@langchain/openai", "@langchain/core", "openai"] },
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
   "claude-code": { run: claudeCode, classify: classifyClaudeCode, packages: ["@anthropic-ai/claude-code"] },

@@ -47,6 +47,7 @@ SURFACE = Surface(
         "openai-agents-responses",
         "openai-node-responses",
         "ai-sdk-responses",
+        "openai-agents-node",
         "codex",
     ),
 )
