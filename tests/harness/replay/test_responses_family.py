@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from starlette.testclient import TestClient
 
 from harness import paths
 from harness.cassette.document import load_cassette
 from harness.checks.answer import summarize
 from harness.exchange import ServedAnswer
 from harness.families import endpoint_family, endpoint_kind
-from starlette.testclient import TestClient
-
 from harness.replay.app import _fresh_response_id, _keep_response, _unkept_previous, build_app
 from harness.replay.plan import as_asked, cassette_answer
 from harness.replay.state import Case, ReplayState
