@@ -85,7 +85,14 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "state",
         "models-endpoint",
     ),
-    ("relay", "responses"): ("gateway-keys", "tools", "structured-outputs", "vision", "state", "models-endpoint"),
+    ("relay", "responses"): (
+        "gateway-keys",
+        "tools",
+        "structured-outputs",
+        "vision",
+        "state",
+        "models-endpoint",
+    ),
 }
 
 

@@ -152,6 +152,7 @@ MODELS_CREATED = 1_767_225_600  # 2026-01-01, fixed: the answer depends on the r
 def models_answer(anthropic: bool) -> bytes:
     """`GET /v1/models` as the provider answers it: Anthropic's page (asked with `anthropic-version`) or OpenAI's
     list."""
+    data: list[dict[str, Any]]
     if anthropic:
         data = [
             {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}

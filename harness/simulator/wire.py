@@ -318,7 +318,10 @@ def with_choices_and_logprobs(
         for choice in choices:
             text = choice["message"].get("content") or ""
             tokens = [t for t in re.findall(r"\s*\S+", text)]
-            entry = lambda t: {"token": t, "logprob": -0.01, "bytes": list(t.encode())}  # noqa: E731
+
+            def entry(t: str) -> dict[str, Any]:
+                return {"token": t, "logprob": -0.01, "bytes": list(t.encode())}
+
             choice["logprobs"] = {
                 "content": [
                     {**entry(t), "top_logprobs": [entry(t)][:width] + [entry(" ")] * max(width - 1, 0)}
