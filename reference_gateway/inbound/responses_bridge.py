@@ -276,7 +276,19 @@ def response_shell(
         shell[name] = body.get(name)
     shell["parallel_tool_calls"] = body.get("parallel_tool_calls", True)
     shell["tool_choice"] = body.get("tool_choice", "auto")
-    shell["tools"] = body.get("tools") or []
+    # The tools as asked, each function tool saying its `strict` (null when the client said nothing).
+    shell["tools"] = [
+        {**t, "strict": t.get("strict")} if isinstance(t, dict) and t.get("type") == "function" else t
+        for t in body.get("tools") or []
+    ]
+    # What OpenAI's Response carries beside the request's own settings (its defaults when the client set none),
+    # and the two penalties the Open Responses schema requires of every Response (0: this gateway applies none).
+    for name, default in (("temperature", 1.0), ("top_p", 1.0), ("top_logprobs", 0)):
+        shell[name] = default if body.get(name) is None else body[name]
+    shell.update({
+        "completed_at": None, "background": False, "service_tier": "default", "max_tool_calls": None,
+        "prompt_cache_key": body.get("prompt_cache_key"), "presence_penalty": 0.0, "frequency_penalty": 0.0,
+    })  # fmt: skip
     shell["metadata"] = body.get("metadata") or {}
     reasoning = body.get("reasoning")
     shell["reasoning"] = reasoning if isinstance(reasoning, dict) else {"effort": None, "summary": None}
@@ -296,6 +308,7 @@ def _call_item(item_id: str, call_id: str, name: str, arguments: str, status: st
 def _finish(shell: dict[str, Any], finish: Any) -> None:
     status, reason = FINISH.get(str(finish), ("completed", None))
     shell["status"] = status
+    shell["completed_at"] = int(time.time()) if status == "completed" else None
     shell["incomplete_details"] = {"reason": reason} if reason else None
 
 

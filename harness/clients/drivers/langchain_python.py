@@ -18,10 +18,18 @@ from harness.clients.observation import Job, Observation, ToolCall
 TIMEOUT = CLIENT_TIMEOUT
 
 
+CLIENTS: list[Any] = []  # this job's HTTP client, closed when the job ends
+
+
 def _chat(job: Job, **extra: Any) -> Any:
+    import openai
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
+    # An HTTP client of the job's own: langchain-openai's default one is cached per base URL for the process and
+    # never closed, so its sockets were left for the garbage collector (a ResourceWarning in whatever ran next).
+    http_client = openai.DefaultHttpxClient(timeout=TIMEOUT)
+    CLIENTS.append(http_client)
     return ChatOpenAI(
         model=job.model,
         base_url=job.base_url,
@@ -29,6 +37,7 @@ def _chat(job: Job, **extra: Any) -> Any:
         api_key=SecretStr(job.key),
         max_retries=job.scenario.retries,
         timeout=TIMEOUT,
+        http_client=http_client,
         **extra,
     )
 
@@ -89,7 +98,11 @@ SCENARIOS = {
 
 
 def scenario(job: Job) -> Observation:
-    return SCENARIOS.get(job.scenario.id, _stream if job.scenario.stream else _invoke)(job)
+    try:
+        return SCENARIOS.get(job.scenario.id, _stream if job.scenario.stream else _invoke)(job)
+    finally:
+        while CLIENTS:
+            CLIENTS.pop().close()
 
 
 DRIVER = PythonDriver(
