@@ -175,16 +175,19 @@ def _gemini_error(status: int, message: str) -> dict[str, Any]:
 
 def error_event(kind: str | None, error: Mapping[str, Any], sequence: int = 0) -> bytes:
     """A mid-stream error in the provider's own framing (Anthropic `event: error`, OpenAI and Gemini a data line,
-    OpenAI Responses its `error` event: `{"type": "error", "code", "message", "param"}`, the API reference's
-    streaming event "error"; `sequence` is its sequence_number, the count of events before it)."""
+    OpenAI Responses its `error` event as api.openai.com sends it live: the error envelope's fields under `error`,
+    `{"type": "error", "error": {"type", "code", "message", "param"}, "sequence_number"}` — captured from the live
+    API in vercel/ai#20022, Effect-TS/effect#7262 and zendev-sh/goai#88, where the API reference documents them
+    flat; openai-python and openai-node raise it as an APIError. `sequence` is its sequence_number, the count of
+    events before it)."""
     if kind == "openai.responses":
-        data = {
-            "type": "error",
+        inner = {
+            "type": "server_error",
             "code": error.get("code") or "server_error",
             "message": str(error.get("message", "")),
             "param": None,
-            "sequence_number": sequence,
         }
+        data = {"type": "error", "error": inner, "sequence_number": sequence}
         return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
     if kind == "openai.chat":
         err = {"message": error.get("message", ""), "type": error.get("type"), "param": None, "code": None}
