@@ -167,8 +167,8 @@ def models_answer(anthropic: bool) -> bytes:
     return orjson.dumps({"object": "list", "data": data})
 
 
-# `GET|DELETE …/responses/{id}` (OpenAI's retrieve and delete of a kept response; not …/responses/{id}/input_items)
-KEPT_PATH = re.compile(r"^(?:/v1)?/responses/([^/]+)$")
+# `GET|DELETE …/responses/{id}` (OpenAI's retrieve and delete of a kept response) and `GET …/{id}/input_items`
+KEPT_PATH = re.compile(r"^(?:/v1)?/responses/([^/]+)(/input_items)?$")
 
 
 def _keep_response(
@@ -181,7 +181,9 @@ def _keep_response(
     found = re.search(rb'"id"\s*:\s*"(resp_[^"]+)"', answer.body)  # the Response's id (first in both forms)
     if found:
         store = not (isinstance(body, dict) and body.get("store") is False)
-        state.issue_response(case, found.group(1).decode(), _kept_object(answer) if store else None)
+        given = body.get("input") if isinstance(body, dict) else None
+        inputs = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+        state.issue_response(case, found.group(1).decode(), _kept_object(answer) if store else None, inputs)
 
 
 def _continued_case(state: ReplayState, kind: str | None, body: bytes) -> Case | None:
@@ -195,6 +197,26 @@ def _continued_case(state: ReplayState, kind: str | None, body: bytes) -> Case |
     except (ValueError, AttributeError):
         return None
     return state.issuing_case(previous) if isinstance(previous, str) else None
+
+
+def _input_items(rid: str, inputs: list[Any], order: str | None) -> dict[str, Any]:
+    """OpenAI's list of a response's input items: each message with an id, `type: message` and content parts."""
+    items = []
+    for i, item in enumerate(inputs):
+        if not isinstance(item, dict):
+            continue
+        shown = {"id": f"msg_{rid[5:21]}{i:04d}", **item}
+        if shown.get("type", "message") == "message":
+            content = shown.get("content")
+            kind = "output_text" if shown.get("role") == "assistant" else "input_text"
+            shown.update(type="message", status=shown.get("status") or "completed")
+            if isinstance(content, str):
+                shown["content"] = [{"type": kind, "text": content}]
+        items.append(shown)
+    if order != "asc":
+        items.reverse()
+    first, last = (items[0]["id"], items[-1]["id"]) if items else (None, None)
+    return {"object": "list", "data": items, "first_id": first, "last_id": last, "has_more": False}
 
 
 class ReplayEndpoints:
@@ -219,8 +241,10 @@ class ReplayEndpoints:
         if request.method == "GET" and MODELS_PATH.match(path):
             return self._models(request)
         kept = KEPT_PATH.match(path)
-        if kept is not None and request.method in ("GET", "DELETE"):
-            return self._kept_response(request, kept.group(1), body)
+        if kept is not None and (
+            request.method == "GET" or (request.method == "DELETE" and not kept.group(2))
+        ):
+            return self._kept_response(request, kept.group(1), body, listing=bool(kept.group(2)))
         if kind is None or request.method != "POST":
             state.diagnose("unknown-path", f"{request.method} {path} is not an upstream endpoint", path, body)
             msg = f"gateway-conformance replay: no upstream endpoint {request.method} {path}"
@@ -283,10 +307,11 @@ class ReplayEndpoints:
         )
         return Response(models_answer(anthropic), 200, media_type="application/json")
 
-    def _kept_response(self, request: Request, rid: str, body: bytes) -> Response:
+    def _kept_response(self, request: Request, rid: str, body: bytes, listing: bool = False) -> Response:
         """`GET /v1/responses/{id}` answers a kept Response, `DELETE` forgets it (`{"id", "object": "response",
-        "deleted": true}`); an id not kept (never created, store false, deleted) is OpenAI's 404. The call is
-        recorded on the case whose answer carried the id: the harness reads it as that rule's upstream call."""
+        "deleted": true}`), `GET …/{id}/input_items` lists its request's input items (newest first unless
+        `order=asc`); an id not kept (never created, store false, deleted) is OpenAI's 404. The call is recorded on
+        the case whose answer carried the id: the harness reads it as that rule's upstream call."""
         state, path = self.state, request.url.path
         owner, kept = state.issuing_case(rid), state.kept_case(rid)
         if kept is None:
@@ -299,6 +324,13 @@ class ReplayEndpoints:
                 state.diagnose(
                     "unknown-response", f"{request.method} {path}: no response {rid} was issued", path, body
                 )
+        elif listing:
+            answer_body = orjson.dumps(
+                _input_items(rid, kept.kept_inputs.get(rid) or [], request.query_params.get("order"))
+            )
+            answer = PlannedAnswer(
+                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
+            )
         elif request.method == "DELETE":
             state.delete_kept(rid)
             answer_body = orjson.dumps({"id": rid, "object": "response", "deleted": True})

@@ -114,6 +114,8 @@ class Case:
     kept_responses: dict[str, bytes] = field(default_factory=dict)
     # Every Responses id this case's answers carried, kept or not: a later request naming one is this case's.
     issued_responses: set[str] = field(default_factory=set)
+    # A kept response's input items (the request's `input`; a string is one user message), for `…/input_items`.
+    kept_inputs: dict[str, list[Any]] = field(default_factory=dict)
 
     def for_family(self, family: str | None) -> Cassette | None:
         """The cassette that answers a call to `family`'s endpoint: the set's entry, else the one cassette."""
@@ -197,14 +199,17 @@ class ReplayState:
             if self._issued.get(rid) is case:
                 del self._issued[rid]
 
-    def issue_response(self, case: Case, rid: str, kept: bytes | None) -> None:
-        """A Responses answer's id noted for its case, and kept with the Response object `kept` when not None
-        (api.openai.com keeps a response unless it was created with store false)."""
+    def issue_response(
+        self, case: Case, rid: str, kept: bytes | None, inputs: list[Any] | None = None
+    ) -> None:
+        """A Responses answer's id noted for its case, and kept with the Response object `kept` and its request's
+        input items when not None (api.openai.com keeps a response unless it was created with store false)."""
         with self._lock:
             case.issued_responses.add(rid)
             self._issued[rid] = case
             if kept is not None:
                 case.kept_responses[rid] = kept
+                case.kept_inputs[rid] = list(inputs or [])
 
     def issuing_case(self, rid: str) -> Case | None:
         """The case whose answer carried the response id `rid` (kept or not), or None (never issued here, or its

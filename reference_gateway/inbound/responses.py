@@ -10,7 +10,8 @@ Stateful on the gateway's store (`--state-url`: SQLite by default, Redis for sev
 store when none is configured): a response is kept unless the request says `store: false` — the Response, and
 the conversation it ends (its input and output as chat messages) — for 30 days. `previous_response_id` continues
 that conversation (its instructions are not carried, as OpenAI's are not); an unknown id is 404
-`previous_response_not_found`. `GET {base}/responses/{id}` answers a kept Response, `DELETE` forgets it.
+`previous_response_not_found`. `GET {base}/responses/{id}` answers a kept Response, `DELETE` forgets it, `GET …/{id}/input_items` lists its
+input items.
 """
 
 from __future__ import annotations
@@ -49,9 +50,16 @@ class Responses:
             except GatewayError as exc:
                 return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
+        async def inputs(request: Request) -> Response:
+            try:
+                return await _inputs(flow, request)
+            except GatewayError as exc:
+                return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
+
         return [
             Route(f"{base}/responses", endpoint, methods=["POST"]),
             Route(f"{base}/responses/{{response_id}}", one, methods=["GET", "DELETE"]),
+            Route(f"{base}/responses/{{response_id}}/input_items", inputs, methods=["GET"]),
         ]
 
 
@@ -67,6 +75,24 @@ async def _one(flow: Flow, request: Request) -> Response:
         await state.forget(services, response_id)
         return JSONResponse({"id": response_id, "object": "response", "deleted": True})
     return JSONResponse(record["response"])
+
+
+async def _inputs(flow: Flow, request: Request) -> Response:
+    """`GET` a kept response's input items (Responses: List input items; `order` asc or desc, `limit` 1-100)."""
+    services = flow.services
+    services.intake.authenticate(request)
+    response_id = request.path_params["response_id"]
+    record = await state.load(services, response_id)
+    if record is None:
+        return state.error(404, f"Response with id '{response_id}' not found.", param="response_id")
+    order = request.query_params.get("order", "desc")
+    try:
+        limit = int(request.query_params.get("limit", "20"))
+    except ValueError:
+        limit = 0
+    if order not in ("asc", "desc") or not 1 <= limit <= 100:
+        return state.error(400, "order is asc or desc, and limit an integer from 1 to 100.", param="order")
+    return JSONResponse(state.listed_inputs(record, order, limit))
 
 
 async def _create(flow: Flow, request: Request) -> Response:
@@ -132,7 +158,9 @@ async def _create(flow: Flow, request: Request) -> Response:
         return _passed_error(answer.status_code, document, raw_answer, answer.headers)
     response = bridge.response(document, body, response_id, store=keep)
     if keep:
-        await state.keep(services, response, [*asked, *bridge.assistant_turn(response)])
+        await state.keep(
+            services, response, [*asked, *bridge.assistant_turn(response)], inputs=native.input_items(body)
+        )
     return JSONResponse(response)
 
 
@@ -166,4 +194,9 @@ async def _events(
     async for piece in translated_stream(answer, translator, lambda comment: comment):
         yield piece
     if asked is not None and translator.final is not None:
-        await state.keep(services, translator.final, [*asked, *bridge.assistant_turn(translator.final)])
+        await state.keep(
+            services,
+            translator.final,
+            [*asked, *bridge.assistant_turn(translator.final)],
+            inputs=native.input_items(body),
+        )

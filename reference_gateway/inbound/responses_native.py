@@ -107,7 +107,7 @@ async def serve(
             if got.status_code == 200 and keep:
                 document = parse_json(got.content)
                 if isinstance(document, dict) and isinstance(document.get("id"), str):
-                    await _keep(services, document, asked)
+                    await _keep(services, document, asked, input_items(body))
             return Response(got.content, status_code=got.status_code, headers=_answer_headers(got.headers))
     refused, response, opened = await open_passthrough(
         upstream, endpoint, content, query="", request_id=request_id, headers_of=_answer_headers
@@ -140,7 +140,7 @@ async def serve(
         finally:
             await opened.__aexit__(None, None, None)
         if keep and final is not None and isinstance(final.get("id"), str):
-            await _keep(services, final, asked)
+            await _keep(services, final, asked, input_items(body))
 
     kept = {k: v for k, v in _answer_headers(response.headers).items() if k != "content-type"}
     return StreamingResponse(
@@ -148,10 +148,10 @@ async def serve(
     )
 
 
-async def _keep(services: Services, response: dict[str, Any], asked: list[Any]) -> None:
+async def _keep(services: Services, response: dict[str, Any], asked: list[Any], inputs: list[Any]) -> None:
     given = response.get("output")
     output: list[Any] = given if isinstance(given, list) else []
-    await state.keep(services, response, [], items=[*asked, *output])
+    await state.keep(services, response, [], items=[*asked, *output], inputs=inputs)
 
 
 def _answer_headers(headers: Any) -> dict[str, str]:

@@ -72,8 +72,11 @@ async def keep(
     response: dict[str, Any],
     conversation: list[dict[str, Any]],
     items: list[Any] | None = None,
+    inputs: list[Any] | None = None,
 ) -> None:
-    record = {"response": response, "conversation": conversation}
+    """A response kept: the Response, the conversation it ends (chat messages, or Responses `items` on the native
+    path), and `inputs`, the request's own input items, which `GET …/responses/{id}/input_items` lists."""
+    record: dict[str, Any] = {"response": response, "conversation": conversation, "inputs": inputs or []}
     if items is not None:
         record["items"] = items
     await store(services).put(_PREFIX + str(response["id"]), json.dumps(record).encode(), KEPT_SECONDS)
@@ -95,3 +98,33 @@ def error(
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     kept = {k: v for k, v in (headers or {}).items() if k.lower() in ("retry-after", "retry-after-ms")}
     return JSONResponse(body, status_code=status, headers=kept)
+
+
+def listed_inputs(record: dict[str, Any], order: str, limit: int) -> dict[str, Any]:
+    """`GET …/responses/{id}/input_items` (Responses: List input items): the kept request's input items as a list
+    object, newest first unless `order` is asc; each message item with its id, type and content parts, as OpenAI
+    lists them (a string content as one `input_text` part)."""
+    items: list[dict[str, Any]] = []
+    for i, item in enumerate(record.get("inputs") or []):
+        if not isinstance(item, dict):
+            continue
+        shown = dict(item)
+        if shown.get("type", "message") == "message":
+            shown["type"] = "message"
+            content = shown.get("content")
+            if isinstance(content, str):
+                kind = "output_text" if shown.get("role") == "assistant" else "input_text"
+                shown["content"] = [{"type": kind, "text": content}]
+            shown.setdefault("status", "completed")
+        shown.setdefault("id", f"item_{str(record['response'].get('id', ''))[5:21]}_{i:03d}")
+        items.append(shown)
+    if order != "asc":
+        items.reverse()
+    page = items[:limit]
+    return {
+        "object": "list",
+        "data": page,
+        "first_id": page[0]["id"] if page else None,
+        "last_id": page[-1]["id"] if page else None,
+        "has_more": len(items) > len(page),
+    }

@@ -151,6 +151,11 @@ def test_a_gateway_passing_state_on_is_served_as_api_openai_com_serves_it(stream
     got = client.get(f"{RESPONSES}/{rid}")
     assert got.status_code == 200 and got.json()["id"] == rid and got.json()["object"] == "response"
     assert got.json()["output"][0]["content"][0]["text"]  # the text first answered, streamed or not
+    listed = client.get(f"{RESPONSES}/{rid}/input_items").json()
+    assert listed["object"] == "list" and listed["has_more"] is False
+    (item,) = listed["data"]
+    assert item["type"] == "message" and item["role"] == "user" and item["id"] == listed["first_id"]
+    assert item["content"] == [{"type": "input_text", "text": f"{MARKER} Remember TULIP."}]
     again = client.post(
         RESPONSES, json={"model": "gpt-5.5", "input": "Which word?", "previous_response_id": rid}
     )
@@ -164,7 +169,8 @@ def test_a_gateway_passing_state_on_is_served_as_api_openai_com_serves_it(stream
     assert after.status_code == 404 and after.json()["error"]["code"] == "previous_response_not_found"
     # every call is the case's, as the harness reads a rule's upstream calls
     assert _calls(client) == [
-        ("POST", RESPONSES, 200), ("GET", f"{RESPONSES}/{rid}", 200), ("POST", RESPONSES, 200),
+        ("POST", RESPONSES, 200), ("GET", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}/input_items", 200),
+        ("POST", RESPONSES, 200),
         ("DELETE", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}", 404), ("POST", RESPONSES, 404),
     ]  # fmt: skip
 

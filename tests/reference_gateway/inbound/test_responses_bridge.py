@@ -165,3 +165,31 @@ def test_a_kept_conversation_continues_without_its_instructions() -> None:
         {"type": "function_call_output", "call_id": "call_1", "output": "ok"}]}, kept)  # fmt: skip
     assert [m["role"] for m in nxt["messages"]] == ["system", "user", "assistant", "tool"]
     assert nxt["messages"][0]["content"] == "Be brief."
+
+
+def test_a_kept_responses_input_items_are_listed_newest_first_as_openai_lists_them() -> None:
+    from reference_gateway.inbound.responses_state import listed_inputs
+
+    record = {
+        "response": {"id": "resp_0123456789abcdef0123"},
+        "inputs": [
+            {"role": "user", "content": "Remember TULIP."},
+            {"role": "assistant", "content": "I will."},
+            {"type": "function_call_output", "call_id": "call_1", "output": "7C"},
+        ],
+    }
+    listed = listed_inputs(record, "desc", 20)
+    assert listed["object"] == "list" and listed["has_more"] is False
+    assert [i.get("role") or i["type"] for i in listed["data"]] == [
+        "function_call_output",
+        "assistant",
+        "user",
+    ]
+    user = listed["data"][-1]
+    assert user["type"] == "message" and user["content"] == [
+        {"type": "input_text", "text": "Remember TULIP."}
+    ]
+    assert listed["data"][1]["content"] == [{"type": "output_text", "text": "I will."}]
+    assert len({i["id"] for i in listed["data"]}) == 3 and listed["first_id"] == listed["data"][0]["id"]
+    page = listed_inputs(record, "asc", 2)
+    assert [i.get("role") for i in page["data"]] == ["user", "assistant"] and page["has_more"] is True
