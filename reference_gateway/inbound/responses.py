@@ -63,28 +63,35 @@ class Responses:
         ]
 
 
-async def _one(flow: Flow, request: Request) -> Response:
-    """`GET` a kept Response, or `DELETE` it (Responses: Retrieve, Delete a model response)."""
+async def _kept(flow: Flow, request: Request) -> tuple[str, dict[str, Any] | Response]:
+    """The authenticated request's response id, and its kept record or OpenAI's 404 for an id not kept."""
     services = flow.services
     services.intake.authenticate(request)
     response_id = request.path_params["response_id"]
     record = await state.load(services, response_id)
     if record is None:
-        return state.error(404, f"Response with id '{response_id}' not found.", param="response_id")
+        return response_id, state.error(
+            404, f"Response with id '{response_id}' not found.", param="response_id"
+        )
+    return response_id, record
+
+
+async def _one(flow: Flow, request: Request) -> Response:
+    """`GET` a kept Response, or `DELETE` it (Responses: Retrieve, Delete a model response)."""
+    response_id, record = await _kept(flow, request)
+    if isinstance(record, Response):
+        return record
     if request.method == "DELETE":
-        await state.forget(services, response_id)
+        await state.forget(flow.services, response_id)
         return JSONResponse({"id": response_id, "object": "response", "deleted": True})
     return JSONResponse(record["response"])
 
 
 async def _inputs(flow: Flow, request: Request) -> Response:
     """`GET` a kept response's input items (Responses: List input items; `order` asc or desc, `limit` 1-100)."""
-    services = flow.services
-    services.intake.authenticate(request)
-    response_id = request.path_params["response_id"]
-    record = await state.load(services, response_id)
-    if record is None:
-        return state.error(404, f"Response with id '{response_id}' not found.", param="response_id")
+    _, record = await _kept(flow, request)
+    if isinstance(record, Response):
+        return record
     order = request.query_params.get("order", "desc")
     try:
         limit = int(request.query_params.get("limit", "20"))
