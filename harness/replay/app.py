@@ -22,6 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from harness import sse
 from harness.cassette.matching import match
 from harness.errors import ReplayConfigError
 from harness.families import endpoint_family, endpoint_kind
@@ -47,6 +48,25 @@ def _header_dict(request: Request) -> dict[str, str]:
     return out
 
 
+def _call_record(request: Request, body: bytes) -> dict[str, Any]:
+    """A call the gateway made, as the harness reads it (`served` is filled in once the answer is planned)."""
+    text, enc = encode_body(body)
+    return {
+        "method": request.method,
+        "path": request.url.path,
+        "query": request.url.query,
+        "headers": _header_dict(request),
+        "body": text,
+        "body_encoding": enc,
+        "received_at": time.time(),
+        "served": None,
+    }
+
+
+def _json_answer(status: int, body: bytes) -> PlannedAnswer:
+    return PlannedAnswer(status=status, headers=(("content-type", "application/json"),), body=body, sse=False)
+
+
 def _served_record(plan: Plan, answer: PlannedAnswer) -> dict[str, Any]:
     text, enc = encode_body(plan.body)
     return {
@@ -65,8 +85,7 @@ def _error_response(kind: str | None, status: int, message: str) -> Response:
 
 
 def _scripted_error(kind: str | None, message: str) -> PlannedAnswer:
-    body = error_body(kind, 400, f"gateway-conformance replay: {message}")
-    return PlannedAnswer(status=400, headers=(("content-type", "application/json"),), body=body, sse=False)
+    return _json_answer(400, error_body(kind, 400, f"gateway-conformance replay: {message}"))
 
 
 def _no_case_message(seen: list[str]) -> tuple[str, str]:
@@ -92,8 +111,9 @@ def _refused(
     kind: str | None, status: int, message: str, param: str | None, code: str | None
 ) -> PlannedAnswer:
     """The provider's own refusal, in its envelope."""
-    body = error_body(kind, status, message, "invalid_request_error", param=param, code=code)
-    return PlannedAnswer(status=status, headers=(("content-type", "application/json"),), body=body, sse=False)
+    return _json_answer(
+        status, error_body(kind, status, message, "invalid_request_error", param=param, code=code)
+    )
 
 
 def _unkept_previous(case: Case, kind: str | None, body: Any) -> str | None:
@@ -120,19 +140,17 @@ def _kept_object(answer: PlannedAnswer) -> bytes | None:
     """The Response object a kept answer is retrieved as: the JSON answer, or a stream's terminal event's response."""
     if not answer.sse:
         return answer.body
-    for line in reversed(answer.body.splitlines()):
-        if not line.startswith(b"data:"):
-            continue
+    for event in reversed(sse.decode(answer.body).events):
         try:
-            event = orjson.loads(line[5:].strip())
+            data = orjson.loads(event.data or "")
         except orjson.JSONDecodeError:
             continue
         if (
-            isinstance(event, dict)
-            and event.get("type") in TERMINAL_EVENTS
-            and isinstance(event.get("response"), dict)
+            isinstance(data, dict)
+            and data.get("type") in TERMINAL_EVENTS
+            and isinstance(data.get("response"), dict)
         ):
-            return orjson.dumps(event["response"])
+            return orjson.dumps(data["response"])
     return None
 
 
@@ -256,17 +274,7 @@ class ReplayEndpoints:
             diag, msg = _no_case_message(seen)
             state.diagnose(diag, msg, path, body, markers=seen)
             return _error_response(kind, 400, f"gateway-conformance replay: {msg}")
-        text, enc = encode_body(body)
-        call: dict[str, Any] = {
-            "method": request.method,
-            "path": path,
-            "query": request.url.query,
-            "headers": _header_dict(request),
-            "body": text,
-            "body_encoding": enc,
-            "received_at": time.time(),
-            "served": None,
-        }
+        call = _call_record(request, body)
         try:
             body_json = json.loads(body) if body else None
         except ValueError:
@@ -315,41 +323,30 @@ class ReplayEndpoints:
         state, path = self.state, request.url.path
         owner, kept = state.issuing_case(rid), state.kept_case(rid)
         if kept is None:
-            msg = f"Response with id '{rid}' not found."
-            answer_body = error_body("openai.responses", 404, msg, "invalid_request_error")
-            answer = PlannedAnswer(
-                status=404, headers=(("content-type", "application/json"),), body=answer_body, sse=False
-            )
+            answer = _refused("openai.responses", 404, f"Response with id '{rid}' not found.", None, None)
             if owner is None:
                 state.diagnose(
                     "unknown-response", f"{request.method} {path}: no response {rid} was issued", path, body
                 )
         elif listing:
-            answer_body = orjson.dumps(
-                _input_items(rid, kept.kept_inputs.get(rid) or [], request.query_params.get("order"))
-            )
-            answer = PlannedAnswer(
-                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
+            order = request.query_params.get("order")
+            answer = _json_answer(
+                200, orjson.dumps(_input_items(rid, kept.kept_inputs.get(rid) or [], order))
             )
         elif request.method == "DELETE":
             state.delete_kept(rid)
-            answer_body = orjson.dumps({"id": rid, "object": "response", "deleted": True})
-            answer = PlannedAnswer(
-                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
-            )
+            answer = _json_answer(200, orjson.dumps({"id": rid, "object": "response", "deleted": True}))
         else:
-            answer_body = kept.kept_responses.get(rid) or b"{}"
-            answer = PlannedAnswer(
-                status=200, headers=(("content-type", "application/json"),), body=answer_body, sse=False
-            )
+            answer = _json_answer(200, kept.kept_responses.get(rid) or b"{}")
         plan = plan_answer(answer, {}, "openai.responses")
         if owner is not None:
-            text, enc = encode_body(body)
-            state.add_call(owner, {
-                "method": request.method, "path": path, "query": request.url.query, "headers": _header_dict(request),
-                "body": text, "body_encoding": enc, "received_at": time.time(),
-                "served": {**_served_record(plan, answer), "provider_refusal": None},
-            })  # fmt: skip
+            state.add_call(
+                owner,
+                {
+                    **_call_record(request, body),
+                    "served": {**_served_record(plan, answer), "provider_refusal": None},
+                },
+            )
         return PlanResponse(plan, lambda sent: None)
 
     def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> PlannedAnswer:
