@@ -129,8 +129,9 @@ class ReplayState:
         self.cassettes_dir = Path(cassettes_dir)
         self._lock = threading.Lock()
         self._cases: dict[str, Case] = {}
-        # OpenAI Responses kept by the cases, by response id: a request that continues one (or GET/DELETE of it)
-        # need not carry the case marker, since the conversation it names does (as api.openai.com finds it by id).
+        # Every OpenAI Responses id a case's answer carried, with that case: a request that continues one (or GET,
+        # DELETE, lists its input items) need not carry the case marker, since the conversation it names does (as
+        # api.openai.com finds a conversation by its id).
         self._issued: dict[str, Case] = {}
         self._diagnostics: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
         self._fetches: deque[dict[str, Any]] = deque(maxlen=_MAX_DIAGNOSTICS)
@@ -191,10 +192,10 @@ class ReplayState:
                 return n
             case = self._cases.pop(normalize_marker(marker), None)
             if case is not None:
-                self._drop_kept(case)
+                self._drop_issued(case)
             return 1 if case else 0
 
-    def _drop_kept(self, case: Case) -> None:
+    def _drop_issued(self, case: Case) -> None:
         for rid in case.issued_responses:
             if self._issued.get(rid) is case:
                 del self._issued[rid]
@@ -226,7 +227,10 @@ class ReplayState:
     def delete_kept(self, rid: str) -> bool:
         with self._lock:
             case = self._issued.get(rid)
-            return case is not None and case.kept_responses.pop(rid, None) is not None
+            if case is None or case.kept_responses.pop(rid, None) is None:
+                return False
+            case.kept_inputs.pop(rid, None)
+            return True
 
     def take(self, marker: str) -> dict[str, Any] | None:
         """snapshot() and forget() at once: a rule's last look at its calls (one control call, not two)."""
@@ -234,7 +238,7 @@ class ReplayState:
             case = self._cases.pop(normalize_marker(marker), None)
             if case is None:
                 return None
-            self._drop_kept(case)
+            self._drop_issued(case)
             return {"marker": case.marker, "rule": case.rule, "calls": [dict(c) for c in case.calls]}
 
     def case(self, marker: str) -> Case | None:

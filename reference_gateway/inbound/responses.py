@@ -97,8 +97,10 @@ async def _inputs(flow: Flow, request: Request) -> Response:
         limit = int(request.query_params.get("limit", "20"))
     except ValueError:
         limit = 0
-    if order not in ("asc", "desc") or not 1 <= limit <= 100:
-        return state.error(400, "order is asc or desc, and limit an integer from 1 to 100.", param="order")
+    if order not in ("asc", "desc"):
+        return state.error(400, f"Invalid 'order': {order!r}. Expected 'asc' or 'desc'.", param="order")
+    if not 1 <= limit <= 100:
+        return state.error(400, "Invalid 'limit': an integer from 1 to 100 is expected.", param="limit")
     return JSONResponse(state.listed_inputs(record, order, limit))
 
 

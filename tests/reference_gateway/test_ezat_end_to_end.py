@@ -458,3 +458,22 @@ def _raw_stream(gateway_url: str, body: dict[str, Any]) -> str:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
     return response.text
+
+
+def test_a_kept_responses_input_items_through_the_sdk_and_their_refusals(
+    client: openai.OpenAI, gateway_url: str, fake: FakeAnthropic
+) -> None:
+    fake.reply(Reply(body=message("TULIP it is.")))
+    created = client.responses.create(model=MODEL, input="Remember the word TULIP.")
+    page = client.responses.input_items.list(created.id)
+    (item,) = page.data
+    assert item.type == "message" and item.role == "user"
+    assert [c.text for c in item.content] == ["Remember the word TULIP."]  # type: ignore[union-attr]
+    headers = {"authorization": f"Bearer {CLIENT_KEY}"}
+    base = f"{gateway_url}/v1/responses/{created.id}/input_items"
+    bad_order = httpx.get(base, params={"order": "newest"}, headers=headers)
+    assert bad_order.status_code == 400 and bad_order.json()["error"]["param"] == "order"
+    bad_limit = httpx.get(base, params={"limit": "0"}, headers=headers)
+    assert bad_limit.status_code == 400 and bad_limit.json()["error"]["param"] == "limit"
+    unknown = httpx.get(f"{gateway_url}/v1/responses/resp_gc_unknown/input_items", headers=headers)
+    assert unknown.status_code == 404 and "not found" in unknown.json()["error"]["message"]
