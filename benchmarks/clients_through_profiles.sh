@@ -9,7 +9,7 @@
 # so the rate-limit scenario's one scripted Anthropic answer is followed by a call the scenario does not script:
 # profile relay's own clients mark that scenario not applicable for that reason, and this run declares it with
 # reference_gateway/model_maps/relay/responses-clients-expectations.yaml (XFAIL, with the doc's sentence).
-set -u
+set -u -o pipefail  # a clients run that fails (or judged nothing: exit 5) fails this script
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gc-clients-profiles}
 profiles=("$@"); [ ${#profiles[@]} -gt 0 ] || profiles=(ezat lyrouter relay)
