@@ -47,15 +47,13 @@ features() {  # peer profile -> the --feature flags its set-up supports
     */responses-native) echo "--feature tools --feature parallel-tool-calls --feature structured-outputs --feature vision --feature reasoning --feature models-endpoint --feature state --feature reasoning-items" ;;
   esac
 }
-certify() {  # peer version url port key native(0: the runs on the peer's default set-up, 1: responses-native)
-  local peer=$1 version=$2 url=$3 port=$4 key=$5 native=${6:-0} run profile impl tmp
-  for run in "${profiles[@]}"; do
-    profile=${run%-native}; impl="$here/$peer/implementation.yaml"
-    if [ "$run" = responses-native ]; then
-      [ "$native" = 1 ] || continue  # Portkey: a run of its own, routed as provider openai (below)
-      impl="$here/$peer/implementation-responses-native.yaml"
-    elif [ "$native" = 1 ]; then continue; fi
-    tmp="$PEERS/$peer-$run-report"; rm -rf "$tmp"
+# The runs on each peer's default set-up, and whether the native Responses run (its own set-up) is asked for.
+bridged=(); native=0
+for p in "${profiles[@]}"; do if [ "$p" = responses-native ]; then native=1; else bridged+=("$p"); fi; done
+certify() {  # peer version url port key implementation-file run...
+  local peer=$1 version=$2 url=$3 port=$4 key=$5 impl=$6 run profile tmp; shift 6
+  for run in "$@"; do
+    profile=${run%-native}; tmp="$PEERS/$peer-$run-report"; rm -rf "$tmp"
     if [ "$peer/$run" = portkey/responses-native ]; then map portkey-responses-native; else map "$run"; fi > "$PEERS/$run-map.yaml"
     # shellcheck disable=SC2046
     GC_GATEWAY_KEY=$key python3 -m harness.cli certify --gateway-url "$url" --profile "$profile" --replay-port "$port" \
@@ -64,22 +62,25 @@ certify() {  # peer version url port key native(0: the runs on the peer's defaul
     python3 "$here/store_run.py" "$tmp" "$profile" "implementations/$peer-$version/$run"
   done
 }
+native_runs=(); [ "$native" = 1 ] && native_runs=(responses-native)
 for peer in "${peers[@]}"; do
   case "$peer" in
-    litellm)
+    litellm)  # one proxy serves both set-ups: its Anthropic models and its OpenAI models (config*.yaml)
       [ -x "$PEERS/litellm/bin/litellm" ] || PEER_VENV="$PEERS/litellm" bash "$here/litellm/install.sh"
       PEER_VENV="$PEERS/litellm" UP_URL=http://127.0.0.1:9100 PROXY_PORT=4000 STATE="$PEERS/litellm-state" bash "$here/litellm/run_peer.sh" start
-      certify litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test
-      certify litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test 1
+      certify litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test "$here/litellm/implementation.yaml" "${bridged[@]}"
+      certify litellm 1.110.2 http://127.0.0.1:4000/v1 9100 sk-peer-test "$here/litellm/implementation-responses-native.yaml" "${native_runs[@]}"
       STATE="$PEERS/litellm-state" PEER_VENV="$PEERS/litellm" bash "$here/litellm/run_peer.sh" stop ;;
-    portkey)
+    portkey)  # routed as provider anthropic, then (native) as provider openai: a start each
       [ -d "$PEERS/portkey/node_modules/@portkey-ai/gateway" ] || PEER_DIR="$PEERS/portkey" bash "$here/portkey/install.sh"
-      PEER_DIR="$PEERS/portkey" UP_URL=http://127.0.0.1:9101 PROXY_PORT=8787 STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" start
-      certify portkey 1.15.2 http://127.0.0.1:8787/v1 9101 sk-ant-client-test
-      STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" stop
-      if [[ " ${profiles[*]} " == *" responses-native "* ]]; then
+      if [ ${#bridged[@]} -gt 0 ]; then
+        PEER_DIR="$PEERS/portkey" UP_URL=http://127.0.0.1:9101 PROXY_PORT=8787 STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" start
+        certify portkey 1.15.2 http://127.0.0.1:8787/v1 9101 sk-ant-client-test "$here/portkey/implementation.yaml" "${bridged[@]}"
+        STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" stop
+      fi
+      if [ "$native" = 1 ]; then
         PEER_DIR="$PEERS/portkey" UP_URL=http://127.0.0.1:9101 UP_PROVIDER=openai PROXY_PORT=8787 STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" start
-        certify portkey 1.15.2 http://127.0.0.1:8787/v1 9101 sk-openai-client-test 1
+        certify portkey 1.15.2 http://127.0.0.1:8787/v1 9101 sk-openai-client-test "$here/portkey/implementation-responses-native.yaml" responses-native
         STATE="$PEERS/portkey-state" bash "$here/portkey/run_peer.sh" stop
       fi ;;
   esac
