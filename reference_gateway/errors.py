@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, TypedDict
@@ -354,3 +355,88 @@ def from_upstream_body(
     if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         error = parsed["error"]
     return from_upstream(status, error, headers=headers, model=model)
+
+
+# ------------------------------------------------------------------------------------------- the operator's log
+# Why a request failed, noted where the failure happens (the upstream transport, the client's error boundary, the
+# layer that answers an error) and written once, as one line, by the request-id layer (web/middleware.py). The
+# record lives in a context variable set at the start of each request: tasks a request starts (a stream's pump)
+# see the same record, and each request has its own.
+
+
+@dataclass
+class UpstreamFailure:
+    """One upstream call that failed: where it went, on which connection, which attempt, after how long."""
+
+    host: str
+    path: str
+    reused: bool  # a pooled connection that had served an answer before; False: a new connection
+    attempt: int  # 1, or 2 for the one resend on a new connection
+    elapsed: float  # seconds from the attempt's start to its failure
+    exception: str  # the library's exception class
+    message: str  # its message (the library's words: a URL without its query, an errno's text)
+
+
+@dataclass
+class Diagnosis:
+    """What one request's error line says: the error answered, its cause, the upstream call behind it."""
+
+    error: GatewayError | None = None
+    answered: tuple[int, str | None, str | None, str | None] | None = None  # status, type, code, param
+    cause: BaseException | None = None
+    upstream: UpstreamFailure | None = None
+    upstream_status: int | None = None
+    # (host, path) of a call the provider answered with an error
+    upstream_target: tuple[str, str] | None = None
+    resent: UpstreamFailure | None = None  # a first attempt that failed and was sent again
+
+
+_DIAGNOSIS: ContextVar[Diagnosis | None] = ContextVar("reference_gateway_diagnosis", default=None)
+
+
+def begin_diagnosis() -> Diagnosis:
+    """A new record for the request starting in this context."""
+    diagnosis = Diagnosis()
+    _DIAGNOSIS.set(diagnosis)
+    return diagnosis
+
+
+def diagnosis() -> Diagnosis | None:
+    """This request's record (None outside a request: a test driving a layer directly)."""
+    return _DIAGNOSIS.get()
+
+
+def note_error(error: BaseException) -> None:
+    """The exception answered to the client (a `GatewayError`, or an unexpected one answered as a 500)."""
+    found = _DIAGNOSIS.get()
+    if found is not None:
+        if isinstance(error, GatewayError):
+            found.error = error
+            found.answered = (error.status, error.type, error.code, error.param)
+        else:
+            found.cause = error
+
+
+def note_answered(status: int, kind: str | None, code: str | None = None, param: str | None = None) -> None:
+    """An error answered by an inbound adapter in its own envelope (no exception to note)."""
+    found = _DIAGNOSIS.get()
+    if found is not None:
+        found.answered = (status, kind, code, param)
+
+
+def note_upstream(failure: UpstreamFailure, *, resent: bool = False) -> None:
+    """An upstream call that failed (`resent`: its first attempt, sent once more)."""
+    found = _DIAGNOSIS.get()
+    if found is not None:
+        if resent:
+            found.resent = failure
+        else:
+            found.upstream = failure
+
+
+def note_upstream_status(status: int, host: str, path: str) -> None:
+    """The provider answered an error status (its body is not kept: it may quote the request)."""
+    found = _DIAGNOSIS.get()
+    if found is not None:
+        found.upstream_status = status
+        found.upstream_target = (host, path)

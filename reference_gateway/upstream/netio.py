@@ -18,27 +18,42 @@ as `httpx.Timeout.as_dict()` gives them): `connect` for a new connection, `read`
 has no write timeout; `pool` waits for a free connection). Leaving a response before its end closes its
 connection, as with httpx; one read to its end goes back to the pool.
 
-A request that fails on a reused pooled connection before any byte of its answer arrived (the provider closed
-that connection while it sat idle — at its idle timeout, or after an answer, without saying `Connection: close`,
-which HTTP allows) is sent once more on a new connection: never after a byte of the answer arrived, never
-twice, never when the connection was new (then the failure is the provider's). This is what Go's transport,
-urllib3 and httpcore do for the same race (RFC 9112 §9.3.1: the request cannot have been acted on when the
-connection closed before it was read); aiohttp retries only idempotent methods, and the gateway's are POSTs.
+A request that fails before any byte of its answer arrived, on a pooled connection that had served an answer
+before (the provider closed it while it sat idle — at its idle timeout, or right after an answer, without saying
+`Connection: close`, which HTTP allows), is sent once more on a new connection: never after a byte of the answer
+arrived, never twice, never when the connection was new (then the failure is the provider's). This is what Go's
+transport, urllib3 and httpcore do for the same race (RFC 9112 §9.3.1: the request cannot have been acted on
+when the connection closed before it was read); aiohttp retries only idempotent methods, and the gateway's are
+POSTs. Whether a byte arrived is counted on the connection, not guessed from the error: aiohttp reports the
+peer's close in many forms, by the moment it meets it and the event loop (aiohttp 3.14: client_reqrep.py
+`write_bytes`, client_proto.py `connection_lost`, http_writer.py, base_protocol.py). At the write:
+`ClientOSError(None, "Can not write request body for …")` (the transport was already closing: aiohttp's
+`ClientConnectionResetError` inside), `ClientOSError(EPIPE)` or `(ECONNRESET)` (the socket's send failed),
+`ClientConnectionError("Failed to send bytes …")`. At the read: `ServerDisconnectedError` (a FIN; it names the
+head parsed so far when there is one), `ClientOSError(ECONNRESET)` (a reset, before or after some bytes). A
+timeout is never resent (the provider may be working on the request).
+
+Every failed call is noted for the operator's log line (`errors.note_upstream`): host and path, a reused or new
+connection, the attempt, the time to the failure, the library's exception and message (a URL without its query).
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
+import functools
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
-from types import SimpleNamespace
+from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
 import certifi
 import httpx
+from aiohttp.client_proto import ResponseHandler
 from yarl import URL
+
+from reference_gateway.errors import UpstreamFailure, note_upstream
 
 # Response heads of up to 64 KiB a line (aiohttp's default is 8 KiB; h11, httpx's parser, allows a 16 KiB head).
 _MAX_LINE = 64 * 1024
@@ -77,9 +92,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         return self._session
 
     def _new_session(self, *, force_close: bool) -> aiohttp.ClientSession:
-        trace = aiohttp.TraceConfig()
-        trace.on_connection_reuseconn.append(_mark_reused)
-        connector = aiohttp.TCPConnector(
+        connector = _Connector(
             limit=self._max_connections,
             # a connection of the fresh session is used once and closed (aiohttp: no keep-alive timeout with it)
             keepalive_timeout=None if force_close else self._keepalive_expiry,
@@ -95,7 +108,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             max_field_size=_MAX_LINE,
             skip_auto_headers=_SKIP_AUTO,
             cookie_jar=aiohttp.DummyCookieJar(),
-            trace_configs=[trace],
+            request_class=_Request,
         )
 
     def _retry_session(self) -> aiohttp.ClientSession:
@@ -124,32 +137,38 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         timeout = self._timeout(request.extensions.get("timeout", {}))
         url = URL(str(request.url), encoded=True)
-        attempt = SimpleNamespace(reused=False)
 
-        def send(on: aiohttp.ClientSession, context: SimpleNamespace) -> Any:
-            return on.request(
-                request.method,
-                url,
-                headers=headers,
-                data=content or None,
-                allow_redirects=False,
-                timeout=timeout,
-                trace_request_ctx=context,
-            )
+        async def send(on: aiohttp.ClientSession, attempt: _Attempt) -> aiohttp.ClientResponse:
+            token = _ATTEMPT.set(attempt)  # read by _Request.send in this task: the connection it goes out on
+            try:
+                return await on.request(
+                    request.method,
+                    url,
+                    headers=headers,
+                    data=content or None,
+                    allow_redirects=False,
+                    timeout=timeout,
+                )
+            finally:
+                _ATTEMPT.reset(token)
 
+        attempt = _Attempt(1)
         try:
             try:
                 response = await send(session, attempt)
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-                if not (attempt.reused and _before_any_byte(exc)):
+            except _FAILURES as exc:
+                if not attempt.resendable(exc):
                     raise
-                response = await send(self._retry_session(), SimpleNamespace(reused=False))
+                note_upstream(attempt.failure(request, exc), resent=True)
+                attempt = _Attempt(2)
+                response = await send(self._retry_session(), attempt)
         except _FAILURES as exc:
+            note_upstream(attempt.failure(request, exc))
             raise _httpx_error(exc, request) from exc
         return httpx.Response(
             response.status,
             headers=list(response.raw_headers),
-            stream=_Body(response, request),
+            stream=_Body(response, request, attempt),
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode()},
             request=request,
         )
@@ -165,9 +184,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 class _Body(httpx.AsyncByteStream):
     """The body of one answer, as aiohttp reads it."""
 
-    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request, attempt: _Attempt) -> None:
         self._response = response
         self._request = request
+        self._attempt = attempt
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         content = self._response.content
@@ -178,6 +198,7 @@ class _Body(httpx.AsyncByteStream):
                 rest = _arrived(content)
                 if rest:
                     yield rest
+                note_upstream(self._attempt.failure(self._request, exc))
                 raise _httpx_error(exc, self._request) from exc
             if not chunk:
                 return
@@ -188,23 +209,84 @@ class _Body(httpx.AsyncByteStream):
 
 
 _FAILURES = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-# The socket errors of a connection the peer closed: the request met a closed or reset connection.
-_CLOSED = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ESHUTDOWN})
 
 
-async def _mark_reused(_session: aiohttp.ClientSession, context: SimpleNamespace, _params: object) -> None:
-    """aiohttp's trace hook: this request went out on a pooled connection."""
-    if context.trace_request_ctx is not None:
-        context.trace_request_ctx.reused = True
+class _Handler(ResponseHandler):
+    """aiohttp's connection protocol, counting the bytes the connection received: more than none before a request
+    went out means the connection served an answer before; more than then, that a byte of this answer came."""
+
+    received = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        super().data_received(data)
 
 
-def _before_any_byte(exc: BaseException) -> bool:
-    """The connection ended before a byte of the answer arrived: aiohttp's disconnect names no partly read
-    answer head (it carries the head parsed so far when there is one), or the socket was reset or its write
-    end closed under the request."""
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return exc.message is None or isinstance(exc.message, str)
-    return isinstance(exc, aiohttp.ClientOSError) and exc.errno in _CLOSED
+class _Connector(aiohttp.TCPConnector):
+    """aiohttp's connector, its connections made with `_Handler` (aiohttp keeps the protocol factory in
+    `_factory`; tests/reference_gateway/upstream/test_netio_reuse.py checks that it still does)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._factory = functools.partial(_Handler, loop=self._loop)  # type: ignore[assignment]
+
+
+class _Attempt:
+    """One attempt at a request: the connection it went out on and that connection's byte count then."""
+
+    __slots__ = ("connection", "number", "received", "started")
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.started = time.monotonic()
+        self.connection: _Handler | None = None
+        self.received = 0
+
+    @property
+    def reused(self) -> bool:
+        return self.received > 0
+
+    def resendable(self, exc: BaseException) -> bool:
+        """This failure may be sent once more: a first attempt, on a connection that had served an answer, that
+        has received nothing since this request went out; the failure the peer's close (a timeout: never)."""
+        connection = self.connection
+        if self.number != 1 or connection is None or not self.reused or connection.received != self.received:
+            return False
+        if isinstance(exc, asyncio.TimeoutError | aiohttp.ClientConnectorError):
+            return False
+        return isinstance(exc, aiohttp.ClientConnectionError | OSError)
+
+    def failure(self, request: httpx.Request, exc: BaseException) -> UpstreamFailure:
+        url = request.url
+        return UpstreamFailure(
+            host=f"{url.host}:{url.port}" if url.port else url.host,
+            path=url.path,
+            reused=self.reused,
+            attempt=self.number,
+            elapsed=time.monotonic() - self.started,
+            exception=type(exc).__name__,
+            message=_without_query(str(exc) or type(exc).__name__),
+        )
+
+
+_ATTEMPT: ContextVar[_Attempt | None] = ContextVar("reference_gateway_upstream_attempt", default=None)
+
+
+class _Request(aiohttp.ClientRequest):
+    """aiohttp's request, noting on the current attempt the connection it is sent on (and its byte count)."""
+
+    async def send(self, conn: Any) -> aiohttp.ClientResponse:
+        attempt = _ATTEMPT.get()
+        protocol = conn.protocol
+        if attempt is not None and isinstance(protocol, _Handler):
+            attempt.connection = protocol
+            attempt.received = protocol.received
+        return await super().send(conn)
+
+
+def _without_query(text: str) -> str:
+    """A message with any URL's query left out (a query may carry a key)."""
+    return " ".join(word.split("?", 1)[0] if "://" in word else word for word in text.split(" "))
 
 
 def _arrived(content: aiohttp.StreamReader) -> bytes:
