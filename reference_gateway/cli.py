@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="text lines, or one JSON object a line for a log shipper (every error the gateway answers has a "
+        "line naming its cause: README, Operations)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -199,14 +206,14 @@ def _settings(args: argparse.Namespace) -> GatewaySettings:
 def app_from_env() -> Any:
     """The app of one `--workers` worker process: built from the command line the supervisor was given."""
     args = build_parser().parse_args(json.loads(os.environ[ARGV_ENV]))
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, args.log_format)
     return create_app(_settings(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, args.log_format)
     try:
         settings = _settings(args)
     except _Refused as exc:

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from reference_gateway.errors import GatewayError
+from reference_gateway.errors import GatewayError, note_answered, note_error, server_error
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import bridge
 from reference_gateway.inbound.base import open_passthrough, parse_json, serve_as_chat, translated_stream
@@ -54,6 +54,7 @@ class MessagesError(Exception):
 def error_response(status: int, message: str, headers: Any = None) -> Response:
     """Anthropic's envelope for `status`; a `retry-after` among `headers` is kept (the SDKs wait on it)."""
     kind = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    note_answered(status, kind)
     body = {"type": "error", "error": {"type": kind, "message": message}}
     kept = {k: headers[k] for k in ("retry-after",) if headers is not None and k in headers}
     return Response(json.dumps(body), status_code=status, media_type="application/json", headers=kept)
@@ -114,6 +115,7 @@ def _answered(flow: Flow, handler: Handler) -> Callable[[Request], Awaitable[Res
         except MessagesError as exc:
             return error_response(exc.status, exc.message)
         except GatewayError as exc:
+            note_error(exc)
             return error_response(exc.status, exc.message, exc.headers)
 
     return endpoint
@@ -197,7 +199,8 @@ async def _pass_through(
         try:
             async for piece in response.aiter_raw():
                 yield piece
-        except Exception:
+        except Exception as exc:
+            note_error(exc if isinstance(exc, GatewayError) else server_error())
             yield error_event(500, "The upstream provider's stream failed.")
         finally:
             await opened.__aexit__(None, None, None)

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from reference_gateway.errors import GatewayError
+from reference_gateway.errors import GatewayError, note_error
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import responses_bridge as bridge
 from reference_gateway.inbound import responses_native as native
@@ -42,18 +42,21 @@ class Responses:
             try:
                 return await _create(flow, request)
             except GatewayError as exc:
+                note_error(exc)
                 return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
         async def one(request: Request) -> Response:
             try:
                 return await _one(flow, request)
             except GatewayError as exc:
+                note_error(exc)
                 return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
         async def inputs(request: Request) -> Response:
             try:
                 return await _inputs(flow, request)
             except GatewayError as exc:
+                note_error(exc)
                 return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
         return [

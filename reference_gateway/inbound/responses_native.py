@@ -19,6 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from reference_gateway.errors import GatewayError, note_error, server_error
 from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import open_passthrough, parse_json
 from reference_gateway.inbound.messages import respell_model
@@ -128,7 +129,8 @@ async def serve(
                         sequence = data["sequence_number"] + 1
                     if data.get("type") in TERMINAL and isinstance(data.get("response"), dict):
                         final = data["response"]
-        except Exception:
+        except Exception as exc:
+            note_error(exc if isinstance(exc, GatewayError) else server_error())
             failed = {
                 "type": "error",
                 "code": "server_error",

@@ -24,6 +24,7 @@ from reference_gateway.errors import (
     from_upstream_body,
     html_page,
     invalid_request,
+    note_upstream_status,
     server_error,
     timeout,
 )
@@ -160,8 +161,9 @@ class Upstream:
     # ------------------------------------------------------------------------------------ error boundary
 
     def _status_error(
-        self, status: int, content: bytes, headers: Mapping[str, str], model: str
+        self, request: httpx.Request, status: int, content: bytes, headers: Mapping[str, str], model: str
     ) -> GatewayError:
+        _noted(request, status)
         retryable = status in self._style.fallback_statuses
         if self._style.forward:
             return forwarded(status, content, headers, retryable=retryable)
@@ -199,7 +201,7 @@ class Upstream:
             raise self._unreachable() from exc
         if response.status_code != 200:
             raise self._status_error(
-                response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
+                request, response.status_code, response.content[:_MAX_ERROR_BODY], response.headers, model
             )
         return Reply(response.content, response.headers, _json_answer(response.content))
 
@@ -238,7 +240,7 @@ class Upstream:
         try:
             if response.status_code != 200:
                 content = await _read_limited(response)
-                raise self._status_error(response.status_code, content, response.headers, model)
+                raise self._status_error(request, response.status_code, content, response.headers, model)
             events = SSEEvents(response)
             if not self._style.wait_for_first_event:
                 yield events
@@ -292,10 +294,19 @@ class Upstream:
             raise self._timed_out(timeout(self._settings.request_timeout)) from exc
         except httpx.HTTPError as exc:
             raise self._unreachable() from exc
+        if response.status_code >= 400:
+            _noted(request, response.status_code)
         try:
             yield response
         finally:
             await response.aclose()
+
+
+def _noted(request: httpx.Request, status: int) -> None:
+    """The provider's error status, for the operator's log line (its body is not kept: it may quote the
+    request)."""
+    url = request.url
+    note_upstream_status(status, f"{url.host}:{url.port}" if url.port else url.host, url.path)
 
 
 async def _within(limit: float, call: Awaitable[T]) -> T:

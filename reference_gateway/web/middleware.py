@@ -1,6 +1,7 @@
-"""The ASGI layers around the routes: the request id (and the one log line per request), and the one error
-layer — `GatewayError` as the profile's envelope, Starlette's 404/405 as envelopes, and every other exception
-as a 500 whose log line names only its type."""
+"""The ASGI layers around the routes: the request id (with the access line per request, and the error line for
+every error the gateway answers: its cause, from the request's `errors.Diagnosis`), and the one error layer —
+`GatewayError` as the profile's envelope, Starlette's 404/405 as envelopes, and every other exception as a 500
+whose log line names only its type and where it was raised."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reference_gateway import errors
-from reference_gateway.errors import GatewayError
-from reference_gateway.web.logs import log_unexpected, logger
+from reference_gateway.errors import GatewayError, begin_diagnosis, note_answered, note_error
+from reference_gateway.web.logs import error_fields, log_error, log_request
 from reference_gateway.web.responses import error_response
 
 
 class RequestIdMiddleware:
     """Gives each request an id, sends it as `request-id` (and `x-request-id`, which the OpenAI SDK reads) on
-    every response, and logs one line per request: no bodies, no keys."""
+    every response, and logs one line per request, and one more for an error it answered (its cause): no
+    bodies, no keys."""
 
     def __init__(self, app: ASGIApp, new_id: Callable[[], str]) -> None:
         self.app = app
@@ -33,6 +35,7 @@ class RequestIdMiddleware:
             return
         request_id = self.new_id()
         scope.setdefault("state", {})["request_id"] = request_id
+        diagnosis = begin_diagnosis()
         started = time.monotonic()
         status = 0
 
@@ -48,20 +51,19 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            logger.info(
-                "%s %s %s %d %.0fms",
-                request_id,
-                scope.get("method", ""),
-                scope.get("path", ""),
-                status,
-                (time.monotonic() - started) * 1000,
-            )
+            seconds = time.monotonic() - started
+            method, path = scope.get("method", ""), scope.get("path", "")
+            log_request(request_id, method, path, status, seconds)
+            fields = error_fields(request_id, method, path, status, seconds, diagnosis)
+            if fields is not None:
+                log_error(fields)
 
 
 class UnexpectedErrors:
-    """The layer for exceptions nothing else answered: the 500 envelope (if no response has started) and a
-    log line with the exception type and request id only. It never re-raises, so neither uvicorn nor
-    Starlette's `ServerErrorMiddleware` gets to log the exception's text or drop the keep-alive connection."""
+    """The layer for exceptions nothing else answered: the 500 envelope (if no response has started), the
+    exception noted for the request's error line (its type and where it was raised only). It never re-raises, so
+    neither uvicorn nor Starlette's `ServerErrorMiddleware` gets to log the exception's text or drop the
+    keep-alive connection."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -80,29 +82,33 @@ class UnexpectedErrors:
         try:
             await self.app(scope, receive, watched)
         except Exception as exc:
-            log_unexpected(scope.get("state", {}).get("request_id", "-"), exc)
+            note_error(exc)
+            answer = errors.server_error()
+            note_error(answer)
             if not started:
-                await error_response(errors.server_error())(scope, receive, send)
+                await error_response(answer)(scope, receive, send)
 
 
 async def _gateway_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
+    note_error(exc)
     return error_response(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status == 404:
-        return error_response(errors.not_found(request.url.path))
-    if status == 405:
-        return error_response(
-            GatewayError(
-                405,
-                f"{request.method} is not allowed on {errors.echo(request.url.path)}.",
-                type="invalid_request_error",
-            )
+        error = errors.not_found(request.url.path)
+    elif status == 405:
+        error = GatewayError(
+            405,
+            f"{request.method} is not allowed on {errors.echo(request.url.path)}.",
+            type="invalid_request_error",
         )
-    return error_response(errors.server_error())
+    else:
+        error = errors.server_error()
+    note_answered(error.status, error.type, error.code, error.param)
+    return error_response(error)
 
 
 EXCEPTION_HANDLERS: Mapping[Any, Callable[[Request, Exception], Awaitable[Response]]] = {

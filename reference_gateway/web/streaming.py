@@ -15,7 +15,6 @@ from typing import Any
 from reference_gateway import errors
 from reference_gateway.errors import GatewayError
 from reference_gateway.translate.chunks import PING, ChunkSource, Pump, encode
-from reference_gateway.web.logs import log_unexpected
 from reference_gateway.web.responses import SSE_HEADERS, EventStreamResponse
 
 _BATCH = 64  # upstream events whose chunks may share one write to the client
@@ -67,10 +66,13 @@ def _guarded(pump: StreamPump, request_id: str, step: Callable[..., list[bytes]]
     except StopAsyncIteration:
         return pump.end_of_stream()
     except GatewayError as error:
+        errors.note_error(error)
         return pump.fail(error)
     except Exception as exc:
-        log_unexpected(request_id, exc)
-        return pump.fail(errors.server_error())
+        errors.note_error(exc)  # the request's error line names it (its type and where it was raised)
+        failure = errors.server_error()
+        errors.note_error(failure)
+        return pump.fail(failure)
 
 
 def event_stream(
