@@ -24,10 +24,12 @@ from starlette.routing import Route
 from reference_gateway.errors import GatewayError, note_answered, note_error, server_error
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import bridge
-from reference_gateway.inbound.base import open_passthrough, parse_json, serve_as_chat, translated_stream
+from reference_gateway.inbound.base import open_passthrough, serve_as_chat, translated_stream
+from reference_gateway.inbound.base import parse_json as parse_answer
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
 from reference_gateway.upstream.client import Endpoint
+from reference_gateway.web.body import BodyError, parse_json
 from reference_gateway.web.intake import read_body
 
 # Anthropic's error type per HTTP status (Anthropic API reference, "Errors": HTTP errors).
@@ -127,9 +129,10 @@ async def _read(services: Services, request: Request) -> tuple[bytes, dict[str, 
     services.intake.authenticate(request)
     raw = await read_body(request, settings.max_body_bytes)
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise MessagesError(400, f"The request body is not valid JSON: {exc}") from exc
+        # The chat path's limits (web/body.py): nesting, numbers a float holds, Unicode text.
+        body = parse_json(raw)
+    except BodyError as exc:
+        raise MessagesError(400, f"The request body is not valid JSON: {exc.problem}") from exc
     if not isinstance(body, dict):
         raise MessagesError(400, "The request body must be a JSON object.")
     name = body.get("model")
@@ -224,7 +227,7 @@ async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Respon
             _events(answer, model), media_type="text/event-stream", headers={"cache-control": "no-cache"}
         )
     raw = bytes(answer.body)
-    document = parse_json(raw)
+    document = parse_answer(raw)
     if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
         error = document.get("error") if isinstance(document, dict) else None
         text = error.get("message") if isinstance(error, dict) else raw.decode("utf-8", "replace")

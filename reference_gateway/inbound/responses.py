@@ -31,6 +31,8 @@ from reference_gateway.inbound import responses_native as native
 from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
 from reference_gateway.services import Services
+from reference_gateway.web.body import BodyError
+from reference_gateway.web.body import parse_json as parse_body
 from reference_gateway.web.intake import read_body
 
 
@@ -112,9 +114,10 @@ async def _create(flow: Flow, request: Request) -> Response:
     services.intake.authenticate(request)
     raw = await read_body(request, services.settings.max_body_bytes)
     try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        return state.error(400, f"We could not parse the JSON body of your request: {exc}")
+        # The chat path's limits (web/body.py): nesting, numbers a float holds, Unicode text.
+        body = parse_body(raw)
+    except BodyError as exc:
+        return state.error(400, f"We could not parse the JSON body of your request: {exc.problem}")
     if not isinstance(body, dict):
         return state.error(400, "The request body must be a JSON object.")
     if not isinstance(body.get("model"), str) or not body["model"]:

@@ -283,7 +283,8 @@ _RELAY_TRANSLATED = _CHAT_FIELDS
 #   minted ids are not sent back to Gemini; Gemini's own functionCall.id is kept when it sends one;
 #   parallel_tool_calls has no Gemini equivalent and is ignored; finish reasons SAFETY-like → content_filter,
 #   MAX_TOKENS → length, a function call → tool_calls, others → stop.
-# - Anthropic: max_tokens defaults to 4096, capped at the model's maximum; temperature/top_p forwarded as sent;
+# - Anthropic: max_tokens defaults to 4096, capped at the model's maximum; temperature/top_p forwarded as sent, a
+#   temperature above Anthropic's 1 sent as 1 (OpenAI's range is 0-2: a valid request is never refused for it);
 #   reasoning_effort, n, logprobs and other fields without an Anthropic equivalent are not sent; output_config
 #   is sent whole (a response_format json_schema fills output_config.format only when the client's has none).
 # - relay_web_search is present on a non-streaming Anthropic answer whenever web_search_*/web_fetch_* tools
@@ -325,6 +326,7 @@ RELAY = Profile(
     anthropic=replace(
         EZAT.anthropic,
         sampling_by_capability=False,
+        cap_temperature=True,
         # Relay: "Other part types (input_audio, …) are ... dropped for Anthropic".
         drop_unknown_parts=True,
         image_url_source=True,

@@ -174,6 +174,10 @@ class AnthropicChannel:
     reasoning_output: bool
     # The answer's `id` and `model` are the upstream's (LYRouter) or the gateway's id and the requested name.
     upstream_identity: bool
+    # With sampling forwarded as sent: a temperature above Anthropic's 1 is sent as 1 (Relay: its doc is silent, and
+    # OpenAI's 0-2 would make Anthropic refuse a valid request; openai/request/temperature-in-range), or as sent
+    # (LYRouter: "the gateway does not rescale it").
+    cap_temperature: bool = False
 
 
 @dataclass(frozen=True)

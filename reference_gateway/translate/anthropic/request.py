@@ -360,9 +360,9 @@ def chat_to_anthropic(
     if top_p is not None:
         top_p = _number(top_p, "top_p")
     if not channel.sampling_by_capability:
-        # LYRouter: "the gateway does not rescale it".
+        # LYRouter: "the gateway does not rescale it"; Relay keeps it in Anthropic's range (its doc is silent).
         if temperature is not None:
-            out["temperature"] = temperature
+            out["temperature"] = min(temperature, 1) if channel.cap_temperature else temperature
         if top_p is not None:
             out["top_p"] = top_p
     elif model.sampling and not thinking:
