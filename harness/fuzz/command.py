@@ -19,10 +19,51 @@ from harness.fuzz.tap import tapped_replay
 from harness.outcomes import EXIT_FAILURES, EXIT_OK, KEY_ENV
 
 
-def _summary(run: ProfileRun) -> str:
+def embedded_pairs(profiles: Sequence[str] | None) -> list[tuple[str, str]]:
+    """(catalog, reference gateway profile) pairs the embedded fuzz runs: each catalog on every gateway profile
+    that serves it, so that every endpoint of every profile is fuzzed (issue 47) — by default every catalog but
+    `openai`, whose endpoint is each gateway's own chat endpoint, fuzzed under the gateway's own profile."""
+    from harness.orchestrate.child import profiles_with_rules
+    from harness.orchestrate.embedded_catalog import gateways_for
+
+    known = profiles_with_rules()
+    unknown = [p for p in profiles or () if p not in known]
+    if unknown:
+        raise FuzzConfigError(
+            f"no profile {', '.join(unknown)}; fuzz one of {', '.join(known)}, or your gateway with --gateway-url"
+        )
+    chosen = list(profiles) if profiles else [p for p in known if p != "openai"]
+    return [(profile, gateway) for profile in chosen for gateway in gateways_for(profile)]
+
+
+def mapped_models(profile: str, gateway: str) -> list[str]:
+    """The model ids the gateway in profile `gateway` serves `profile`'s roles with (its model map; none for its
+    own catalog: the profile's role defaults are its ids)."""
+    import yaml
+
+    from harness.orchestrate.embedded import reference_model_map
+
+    if gateway == profile:
+        return []
+    path = reference_model_map(gateway, profile)
+    if path is None:
+        return []
+    roles = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return sorted({str(v) for v in roles.values() if isinstance(v, str)})
+
+
+def _by_gateway(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for profile, gateway in pairs:
+        grouped.setdefault(gateway, []).append(profile)
+    return grouped
+
+
+def _summary(run: ProfileRun, gateway: str | None = None) -> str:
     f = run.figures
+    on = f" on {gateway}" if gateway and gateway != run.profile else ""
     return (
-        f"fuzz {run.profile}: {f.examples} examples in {f.seconds:.1f}s — 5xx {f.server_errors}, non-envelope "
+        f"fuzz {run.profile}{on}: {f.examples} examples in {f.seconds:.1f}s — 5xx {f.server_errors}, non-envelope "
         f"{f.non_envelope}, invalid upstream JSON {f.invalid_upstream_json}, refused but sent upstream "
         f"{f.refused_reaching_upstream}, hangs {f.hangs}, upstream requests {f.upstream_requests}"
         + ("" if run.observed_upstream else " (upstream not observed)")
@@ -106,32 +147,25 @@ def _run(args: argparse.Namespace) -> int:
             print(_summary(run), flush=True)
             print(f"results: {_write(run, out_dir, args, replay_url, args.gateway_url)}", flush=True)
     else:
-        from harness.orchestrate.child import profiles_with_rules
         from harness.orchestrate.embedded import reference_gateway
-        from harness.orchestrate.embedded_catalog import gateways_for
 
-        # the reference gateway's own profiles: a catalog it serves under other profiles (openai) has no
-        # gateway profile of its name to start, and its gateways are fuzzed under their own names
-        own = [p for p in profiles_with_rules() if gateways_for(p) == (p,)]
-        foreign = [p for p in args.profile or () if p not in own]
-        if foreign:
-            raise FuzzConfigError(
-                f"the reference gateway has no profile {', '.join(foreign)}; fuzz one of {', '.join(own)}, "
-                "or your gateway with --gateway-url"
-            )
+        pairs = embedded_pairs(args.profile)
         launch = reference_gateway
         key = secrets.token_urlsafe(24)
         with tapped_replay() as (replay_url, tap):
-            for profile in args.profile or own:
-                log = out_dir / profile / "gateway.log"
-                with launch(profile, replay_url, key, log) as url:
-                    run = fuzz_profile(profile, url, key, tap, models=args.model, spill_dir=out_dir, **budget)
-                runs.append(run)
-                print(_summary(run), flush=True)
-                print(
-                    f"results: {_write(run, out_dir, args, replay_url, 'reference gateway (embedded)')}",
-                    flush=True,
-                )
+            for gateway, catalogs in _by_gateway(pairs).items():
+                log = out_dir / gateway / "gateway.log"
+                with launch(gateway, replay_url, key, log) as url:
+                    for profile in catalogs:
+                        models = args.model or mapped_models(profile, gateway)
+                        run = fuzz_profile(profile, url, key, tap, models=models, spill_dir=out_dir, **budget)
+                        runs.append(run)
+                        print(_summary(run, gateway), flush=True)
+                        where = out_dir if gateway == profile else out_dir / gateway
+                        description = "reference gateway (embedded)" + (
+                            "" if gateway == profile else f", profile {gateway}"
+                        )
+                        print(f"results: {_write(run, where, args, replay_url, description)}", flush=True)
     for run in runs:
         _print_failure(run)
         if run.healthy is not None:

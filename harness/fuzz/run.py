@@ -81,7 +81,12 @@ def _generator(profile: str, models: Sequence[str]) -> Any:
     from harness.fuzz.invariants import style_for
     from harness.fuzz.strategies import generator
 
-    return generator(profile, models, other_types_refused=style_for(profile).other_content_types_refused)
+    return generator(
+        profile,
+        models,
+        other_types_refused=style_for(profile).other_content_types_refused,
+        bodies=_bodies(profile),
+    )
 
 
 def generate_cases(profile: str, models: Sequence[str], *, seed: int, examples: int) -> Iterator[Any]:
@@ -222,12 +227,24 @@ def _health(
 
 
 def _surface(profile: str) -> Surface:
-    """The profile's inbound surface; fuzz generates its bodies from the surface's request schema, so a surface
-    without one cannot be fuzzed (the invariants judge its error envelope too)."""
+    """The profile's inbound surface; fuzz generates its bodies from the surface's request schema (the surface's
+    own, else the fuzz's: bodies.py), so a surface the fuzz does not speak cannot be fuzzed."""
     from harness.spec import load_profile
     from harness.surfaces import surface
 
     found = surface(load_profile(profile).surface)
-    if found.fuzz_request_schema is None:
-        raise FuzzConfigError(f"profile {profile}: fuzz has no request schema for the {found.title} surface")
+    _bodies_of(profile, found)
     return found
+
+
+def _bodies(profile: str) -> Any:
+    return _bodies_of(profile, _surface(profile))
+
+
+def _bodies_of(profile: str, found: Surface) -> Any:
+    from harness.fuzz.bodies import bodies_for
+
+    bodies = bodies_for(found.name)
+    if bodies is None:
+        raise FuzzConfigError(f"profile {profile}: fuzz has no request schema for the {found.title} surface")
+    return bodies

@@ -1,6 +1,7 @@
-"""Hostile Chat Completions requests, built from a stream of integer choices: well-formed bodies from the request
-schema (`specs/schema/wire/openai.chat.completion.request`), then broken on purpose — wrong types for every field,
-nesting, lone surrogates, non-finite numbers, huge strings, wrong content types, truncated bodies.
+"""Hostile requests for a surface (Chat Completions, Messages, Responses: `bodies.py`), built from a stream of
+integer choices: well-formed bodies from the surface's request schema (`specs/schema/wire/`, e.g.
+`openai.chat.completion.request`), then broken on purpose — wrong types for every field, nesting, lone
+surrogates, non-finite numbers, huge strings, wrong content types, truncated bodies.
 
 Every generator reads its randomness from a `Source` and nothing else, so one generator serves two drivers:
 - `RandomSource`: a seeded `random.Random` (microseconds per example; the fuzz's hot path), which records the
@@ -21,13 +22,12 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Protocol
 
-from harness.paths import schema_path
+from harness.fuzz.bodies import BODIES, HOLE, Bodies, load_schema
 
 REQUEST_SCHEMA = "openai.chat.completion.request"
-_HOLE = "__gc_fuzz_hole__"
+CHAT = BODIES["chat-completions"]
 
 
 @dataclass(frozen=True)
@@ -207,10 +207,8 @@ _SAMPLE: Mapping[str, Any] = {
 # --------------------------------------------------------------------------------------- schema-valid bodies
 
 
-@cache
-def request_schema() -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(schema_path(REQUEST_SCHEMA).read_text(encoding="utf-8"))
-    return loaded
+def request_schema(name: str = REQUEST_SCHEMA) -> dict[str, Any]:
+    return load_schema(name)
 
 
 _PATTERN = re.compile(r"^\^\[([^\]]+)\]\{(\d+),(\d+)\}\$$")
@@ -297,36 +295,32 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
-def well_formed(src: Source, models: Sequence[str]) -> dict[str, Any]:
+def well_formed(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> dict[str, Any]:
     """A body valid against the request schema, `model` mostly one the profile knows (else all are 404s)."""
-    schema = request_schema()
+    schema = request_schema(bodies.schema)
     body: dict[str, Any] = from_schema(src, schema, schema)
     body["model"] = pick(src, models) if models and not chance(src, 20) else text(src, 40)
     return body
 
 
-def simple(src: Source, models: Sequence[str]) -> dict[str, Any]:
+def simple(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> dict[str, Any]:
     """One user message, maybe streamed: the base the other generators break."""
-    body: dict[str, Any] = {
-        "model": pick(src, models) if models else "model",
-        "messages": [{"role": "user", "content": text(src, 30) or "hi"}],
-    }
-    if src.integer(0, 1):
-        body["stream"] = True
-    return body
+    model = pick(src, models) if models else "model"
+    content = text(src, 30) or "hi"
+    return bodies.plain(model, content, src.integer(0, 1) == 1)
 
 
 # --------------------------------------------------------------------------------------- the kinds of case
 
 
-def schema_case(src: Source, models: Sequence[str]) -> Case:
-    return Case("schema", _dumps(well_formed(src, models)))
+def schema_case(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> Case:
+    return Case("schema", _dumps(well_formed(src, models, bodies)))
 
 
-def wrong_type(src: Source, models: Sequence[str]) -> Case:
+def wrong_type(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> Case:
     """A schema field given a value of a type the schema does not allow."""
-    properties: Mapping[str, Any] = request_schema()["properties"]
-    body = simple(src, models)
+    properties: Mapping[str, Any] = request_schema(bodies.schema)["properties"]
+    body = simple(src, models, bodies)
     field = pick(src, sorted(properties))
     body[field] = wrong_value(src, properties[field])
     return Case("wrong-type", _dumps(body), note=field)
@@ -356,65 +350,13 @@ def _hostile_text(src: Source) -> tuple[str, str]:
     return "huge-string", '"' + "x" * src.integer(10_000, 1_000_000) + '"'
 
 
-_HOSTILE_SPOTS = (
-    "content",
-    "model",
-    "system",
-    "stop",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "tool-name",
-    "tool-schema",
-    "response-format-schema",
-    "metadata",
-    "user",
-    "image-url",
-    "tool-call-arguments",
-)
-
-
-def _with_hole(spot: str, model: str, stream: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
-    if stream:
-        body["stream"] = True
-    if spot == "model":
-        body["model"] = _HOLE
-    elif spot == "content":
-        body["messages"][0]["content"] = _HOLE
-    elif spot == "system":
-        body["messages"].insert(0, {"role": "system", "content": _HOLE})
-    elif spot == "tool-name":
-        body["tools"] = [{"type": "function", "function": {"name": _HOLE, "parameters": {"type": "object"}}}]
-    elif spot == "tool-schema":
-        params = {"type": "object", "properties": {"a": {"type": "number", "maximum": _HOLE}}}
-        body["tools"] = [{"type": "function", "function": {"name": "f", "parameters": params}}]
-    elif spot == "response-format-schema":
-        schema = {"type": "object", "properties": {"a": {"default": _HOLE}}, "additionalProperties": False}
-        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
-    elif spot == "image-url":
-        part = {"type": "image_url", "image_url": {"url": _HOLE}}
-        body["messages"][0]["content"] = [{"type": "text", "text": "what is it?"}, part]
-    elif spot == "tool-call-arguments":
-        call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": _HOLE}}
-        body["messages"] += [
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
-        ]
-    elif spot == "metadata":
-        body["metadata"] = {"k": _HOLE}
-    else:
-        body[spot] = _HOLE
-    return body
-
-
-def hostile(src: Source, models: Sequence[str]) -> Case:
+def hostile(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> Case:
     """A small valid body with one hostile JSON value in one of the places a gateway reads or forwards."""
-    spot = pick(src, _HOSTILE_SPOTS)
+    spot = pick(src, bodies.spots)
     shape, raw = _hostile_text(src)
     model = pick(src, models) if models else "model"
-    body = _dumps(_with_hole(spot, model, src.integer(0, 1) == 1))
-    return Case("hostile", body.replace(json.dumps(_HOLE).encode(), raw.encode()), note=f"{shape} in {spot}")
+    body = _dumps(bodies.hole(spot, model, src.integer(0, 1) == 1))
+    return Case("hostile", body.replace(json.dumps(HOLE).encode(), raw.encode()), note=f"{shape} in {spot}")
 
 
 def _not_an_object(raw: bytes) -> bool:
@@ -424,11 +366,11 @@ def _not_an_object(raw: bytes) -> bool:
         return True
 
 
-def not_json(src: Source, models: Sequence[str]) -> Case:
+def not_json(src: Source, models: Sequence[str], bodies: Bodies = CHAT) -> Case:
     """Bodies both docs refuse as invalid JSON: truncated, garbage, or a top level that is not an object."""
     form = src.integer(0, 2)
     if form == 0:
-        whole = _dumps(simple(src, models))
+        whole = _dumps(simple(src, models, bodies))
         cut = src.integer(0, len(whole) - 1)
         return Case("not-json", whole[:cut], refused=True, note=f"truncated at byte {cut}")
     if form == 1:
@@ -452,9 +394,11 @@ _CONTENT_TYPES = (
 _TOKEN = "".join(chr(c) for c in range(33, 127))
 
 
-def content_type(src: Source, models: Sequence[str], *, other_types_refused: bool) -> Case:
+def content_type(
+    src: Source, models: Sequence[str], *, other_types_refused: bool, bodies: Bodies = CHAT
+) -> Case:
     """A valid body under a content type other than JSON, or none at all."""
-    body = _dumps(simple(src, models))
+    body = _dumps(simple(src, models, bodies))
     if src.integer(0, 1) == 0:
         return Case("content-type", body, content_type=None, note="no content-type")
     value = pick(src, _CONTENT_TYPES) if src.integer(0, 1) == 0 else pick(src, _TOKEN) + text(src, 29, _TOKEN)
@@ -499,25 +443,32 @@ class Generator:
     models: tuple[str, ...]
     other_types_refused: bool
     refused: Mapping[str, Callable[[Source], Any]] | None
+    bodies: Bodies = CHAT
 
     def case(self, src: Source) -> Case:
         kind = src.integer(0, 5 if self.refused else 4)
         if kind == 0:
-            return not_json(src, self.models)
+            return not_json(src, self.models, self.bodies)
         if kind == 1:
-            return content_type(src, self.models, other_types_refused=self.other_types_refused)
+            return content_type(
+                src, self.models, other_types_refused=self.other_types_refused, bodies=self.bodies
+            )
         if kind == 2:
-            return wrong_type(src, self.models)
+            return wrong_type(src, self.models, self.bodies)
         if kind == 3:
-            return hostile(src, self.models)
+            return hostile(src, self.models, self.bodies)
         if kind == 4:
-            return schema_case(src, self.models)
+            return schema_case(src, self.models, self.bodies)
         assert self.refused is not None
         return refused_field(src, self.models, self.refused)
 
 
-def generator(profile: str, models: Sequence[str], *, other_types_refused: bool) -> Generator:
-    return Generator(tuple(models), other_types_refused, REFUSED_FIELDS.get(profile))
+def generator(
+    profile: str, models: Sequence[str], *, other_types_refused: bool, bodies: Bodies = CHAT
+) -> Generator:
+    """The cases for `profile` on a surface (its doc's refusal table only on Chat Completions, where it holds)."""
+    refused = REFUSED_FIELDS.get(profile) if bodies.surface == "chat-completions" else None
+    return Generator(tuple(models), other_types_refused, refused, bodies)
 
 
 def example_source(seed: int, index: int) -> RandomSource:

@@ -217,8 +217,54 @@ def _answer_headers(headers: Any) -> dict[str, str]:
     return {name: headers[name] for name in ANSWER_HEADERS if name in headers}
 
 
+# The types of the Messages fields the bridge reads (Anthropic API reference, Messages): a value of another type is
+# Anthropic's 400, in its words, before the flow sees it (the bridge would otherwise read it as something else).
+_SHAPES: dict[str, tuple[type, ...]] = {"messages": (list,), "system": (str, list), "max_tokens": (int,),
+    "stop_sequences": (list,), "tools": (list,), "tool_choice": (dict,), "metadata": (dict,),
+    "temperature": (int, float), "top_p": (int, float), "top_k": (int,), "stream": (bool,)}  # fmt: skip
+_TYPE_WORDS = {list: "a valid list", str: "a valid string", int: "a valid integer", float: "a valid number",
+               dict: "a valid dictionary", bool: "a valid boolean"}  # fmt: skip
+
+
+def malformed(body: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of a Messages request, as Anthropic words it (`messages.0.content: Input
+    should be a valid list`), or None."""
+    for name, kinds in _SHAPES.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            return f"{name}: Input should be {_TYPE_WORDS[kinds[-1] if kinds[0] is int else kinds[0]]}"
+    if not body.get("messages"):
+        return (
+            "messages: Field required"
+            if "messages" not in body
+            else "messages: at least one message is required"
+        )
+    for i, message in enumerate(body["messages"]):
+        if not isinstance(message, dict):
+            return f"messages.{i}: Input should be a valid dictionary"
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        content = message.get("content")
+        if not isinstance(content, str | list):
+            return f"messages.{i}.content: Input should be a valid list"
+        if isinstance(content, list) and not all(isinstance(block, dict) for block in content):
+            return f"messages.{i}.content: each block should be a valid dictionary"
+    for name in ("system", "tools"):
+        value = body.get(name)
+        if isinstance(value, list) and not all(isinstance(item, dict) for item in value):
+            return f"{name}: each item should be a valid dictionary"
+    if not all(isinstance(stop, str) for stop in body.get("stop_sequences") or []):
+        return "stop_sequences: each item should be a valid string"
+    return None
+
+
 async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Response:
     """The request served by the flow as a chat request, the answer turned back into Messages."""
+    problem = malformed(body)
+    if problem is not None:
+        raise MessagesError(400, problem)
     chat = json.dumps(bridge.chat_request(body)).encode("utf-8")
     answer = await serve_as_chat(flow, request, chat, "/messages")
     model = str(body.get("model"))

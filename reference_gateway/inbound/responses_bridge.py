@@ -140,7 +140,10 @@ def input_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _tools(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
-    for i, tool in enumerate(body.get("tools") or []):
+    given = body.get("tools") or []
+    if not isinstance(given, list):
+        raise BridgeRefusal("Invalid type for 'tools': expected an array of tools.", "tools")
+    for i, tool in enumerate(given):
         if not isinstance(tool, dict) or tool.get("type") != "function":
             kind = tool.get("type") if isinstance(tool, dict) else tool
             raise BridgeRefusal(f"tools[{i}]: tool type {kind!r} is not supported by this gateway", "tools")

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from harness.cli import main as cli_main
+from harness.fuzz.command import embedded_pairs, mapped_models
 from harness.fuzz.document import results_document
 from harness.fuzz.invariants import Exchange, FuzzAnswer, check, error_shape, json_problem, style_for
 from harness.fuzz.run import fuzz_profile
@@ -259,9 +260,42 @@ def test_a_gateway_forwarding_refused_bodies_upstream_is_caught_and_shrunk(repla
     )
 
 
-def test_a_catalog_the_reference_gateway_serves_under_other_profiles_is_not_fuzzed_embedded(
+def test_a_profile_without_rules_is_bad_configuration(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # `openai` runs on the ezat, lyrouter and relay gateways; there is no reference gateway profile to start
-    assert main(["--profile", "openai", "--examples", "1", "--report-dir", str(tmp_path)]) == 3
-    assert "no profile openai" in capsys.readouterr().err
+    assert main(["--profile", "nosuch", "--examples", "1", "--report-dir", str(tmp_path)]) == 3
+    assert "no profile nosuch" in capsys.readouterr().err
+
+
+def test_every_catalog_is_fuzzed_on_every_gateway_that_serves_it() -> None:
+    """Embedded, every endpoint of every profile (issue 47): the chat endpoint under each gateway's own profile,
+    Messages and Responses on each gateway that serves them, with the ids of its model map; `openai` (the same
+    chat endpoints) when asked for."""
+    assert embedded_pairs(None) == [
+        ("anthropic", "ezat"), ("anthropic", "lyrouter"), ("anthropic", "relay"),
+        ("ezat", "ezat"), ("lyrouter", "lyrouter"), ("relay", "relay"),
+        ("responses", "ezat"), ("responses", "lyrouter"), ("responses", "relay"),
+    ]  # fmt: skip
+    assert embedded_pairs(["openai"]) == [("openai", "ezat"), ("openai", "lyrouter"), ("openai", "relay")]
+    assert mapped_models("ezat", "ezat") == []
+    assert "gpt-5.5" in mapped_models("responses", "lyrouter")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("catalog", "profile"), [("anthropic", "ezat"), ("anthropic", "lyrouter"),
+                                                  ("responses", "ezat"), ("responses", "lyrouter")])  # fmt: skip
+def test_reference_gateway_survives_a_bounded_fuzz_on_every_surface(
+    catalog: str, profile: str, replay: tuple[str, Any]
+) -> None:
+    replay_url, tap = replay
+    settings = gateway_settings(replay_url) if profile == "ezat" else _lyrouter_settings(replay_url)
+    base = "/openai/v1" if profile == "ezat" else "/v1"
+    with ServerThread(create_app(settings)) as server:
+        run = fuzz_profile(
+            catalog, server.url + base, CLIENT_KEY, tap, examples=200, seconds=None, seed=7, timeout=20.0,
+            models=mapped_models(catalog, profile),
+        )  # fmt: skip
+    failure = run.failure
+    assert failure is None, (failure.violations, failure.exchange.case, failure.curl)
+    assert run.healthy is None
+    assert run.figures.upstream_requests > 0

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from harness.fuzz.bodies import MESSAGES_SPOTS, RESPONSES_SPOTS
 from harness.fuzz.run import _generator, _models, generate_cases
 from harness.fuzz.shrink import shrink
 from harness.fuzz.strategies import Case, RandomSource, example_source, request_schema
@@ -157,3 +158,29 @@ def test_a_tape_is_only_integers_in_their_bounds() -> None:
         gen.case(source)
         sizes.append(len(source.tape))
     assert max(sizes) < 2000  # far below hypothesis's limit on the choices of one example
+
+
+@pytest.mark.parametrize(
+    ("profile", "schema", "spots"),
+    [
+        ("anthropic", "anthropic.messages.fuzz-request", MESSAGES_SPOTS),
+        ("responses", "openai.responses.request", RESPONSES_SPOTS),
+    ],
+)
+def test_every_surface_has_its_own_bodies_schema_valid_and_every_spot_reached(
+    profile: str, schema: str, spots: tuple[str, ...]
+) -> None:
+    """Messages and Responses are fuzzed with their own bodies (issue 47): valid against their request schema
+    where a case says so, a hostile value in each place the surface's gateway reads."""
+    cases = list(generate_cases(profile, ["m"], seed=0, examples=2000))
+    validator = jsonschema.Draft202012Validator(request_schema(schema))
+    for case in cases:
+        if case.kind == "schema":
+            body = json.loads(case.body)
+            assert validator.is_valid(body), (case.body, next(iter(validator.iter_errors(body))).message)
+    reached = {c.note.split(" in ")[1] for c in cases if c.kind == "hostile"}
+    assert reached == set(spots)
+    plain = [json.loads(c.body) for c in cases if c.kind == "wrong-type"]
+    key = "messages" if profile == "anthropic" else "input"
+    assert all(key in body for body in plain)  # the surface's plain body, not a chat one
+    assert {c.kind for c in cases} == {"schema", "wrong-type", "hostile", "not-json", "content-type"}

@@ -114,3 +114,30 @@ def test_relays_responses_bridge_keeps_anthropics_temperature_in_range(
     assert (chat.status_code, responses.status_code) == (200, 200), responses.text
     sent = [json.loads(call.raw) for call in families.calls]
     assert [body.get("temperature") for body in sent] == [1, 1]  # Anthropic takes [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("profile", "path", "body", "message"),
+    [
+        ("lyrouter", "/messages", {"model": "gpt-5.5", "max_tokens": 64, "messages": 0.5},
+         "messages: Input should be a valid list"),
+        ("relay", "/messages", {"model": "gemini-flash", "max_tokens": True, "messages": []},
+         "max_tokens: Input should be a valid integer"),
+        ("relay", "/messages", {"model": "gemini-flash", "max_tokens": 8, "messages": [{"role": "tool", "content": "x"}]},
+         "messages.0.role: Input should be 'user' or 'assistant'"),
+        ("ezat", "/responses", {"model": "anthropic/claude-sonnet-5-5", "input": "hi", "tools": True},
+         "Invalid type for 'tools': expected an array of tools."),
+    ],
+    ids=["messages-not-a-list", "max-tokens-a-boolean", "a-tool-role", "responses-tools-not-a-list"],
+)  # fmt: skip
+def test_a_body_of_the_wrong_shape_is_the_surfaces_400_not_a_500(
+    profile: str, path: str, body: dict[str, Any], message: str, families: FakeFamilies, families_server: Any,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """What the fuzz found on the bridges (issue 47): a field of the wrong type was a 500 (the bridge iterated a
+    number); now the surface's 400, in its own words, before any upstream call."""
+    with gateway(PROFILES[profile], families_server[1].url, tmp_path / "s.db") as client:
+        answer = client.post(path, json=body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["message"] == message
+    assert families.calls == []
