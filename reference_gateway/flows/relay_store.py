@@ -49,20 +49,39 @@ class SQLiteStore:
     """One table in a file; every operation is its own short transaction (in a worker thread), so several
     processes may share the file. Each worker thread keeps its connection: opening one per operation was most
     of a cached answer's cost. WAL with synchronous=NORMAL: a commit survives the gateway process ending (what a
-    restarted gateway replays), only a power cut may lose the last ones."""
+    restarted gateway replays), only a power cut may lose the last ones.
 
-    def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:
+    A request costs the same with a million kept entries as with ten (issue 47; benchmarks/bench_state.py): every
+    operation finds its row by the primary key, and expired rows are purged off the request path — at most every
+    `purge_every` seconds, `purge_batch` rows at a time through an index on `expires`, in a worker thread no
+    request waits for (a read never returns an expired row, purged or not). Before, every write first deleted
+    the expired rows with a scan of the whole table (no index: 24 MB read per write after an hour of tests)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        clock: Callable[[], float] = time.time,
+        *,
+        purge_every: float = 60.0,
+        purge_batch: int = 1000,
+    ) -> None:
         self.path = Path(path)
         self._clock = clock
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
         self._opened_lock = threading.Lock()
+        self._purge_every = purge_every
+        self._purge_batch = purge_batch
+        self._next_purge = 0.0
+        self._purging: asyncio.Future[int] | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.closing(self._open()) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL)"
             )
+            # A file written before the index existed gets it here, once (a scan at start, not per request).
+            db.execute("CREATE INDEX IF NOT EXISTS entries_expires ON entries (expires)")
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -87,16 +106,27 @@ class SQLiteStore:
         return bytes(row[0])
 
     def _put(self, key: str, value: bytes, ttl: float) -> None:
-        now = self._clock()
-        db = self._connect()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("DELETE FROM entries WHERE expires <= ?", (now,))
-            db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", (key, value, now + ttl))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        self._connect().execute(
+            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", (key, value, self._clock() + ttl)
+        )
+
+    def purge(self) -> int:
+        """Delete up to `purge_batch` expired rows, oldest first, through the index; how many were deleted."""
+        cursor = self._connect().execute(
+            "DELETE FROM entries WHERE rowid IN "
+            "(SELECT rowid FROM entries WHERE expires <= ? ORDER BY expires LIMIT ?)",
+            (self._clock(), self._purge_batch),
+        )
+        return int(cursor.rowcount)
+
+    def _maybe_purge(self) -> None:
+        """Start a bounded purge in a worker thread when one is due and none is running; nobody awaits it."""
+        now = time.monotonic()
+        if now < self._next_purge or (self._purging is not None and not self._purging.done()):
+            return
+        self._next_purge = now + self._purge_every
+        self._purging = asyncio.get_running_loop().run_in_executor(None, self.purge)
+        self._purging.add_done_callback(_quiet)
 
     def _claim(self, key: str, ttl: float) -> str | None:
         token = secrets.token_hex(16)
@@ -123,6 +153,7 @@ class SQLiteStore:
 
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         await asyncio.to_thread(self._put, key, value, ttl)
+        self._maybe_purge()
 
     async def claim(self, key: str, ttl: float) -> str | None:
         return await asyncio.to_thread(self._claim, key, ttl)
@@ -131,10 +162,19 @@ class SQLiteStore:
         await asyncio.to_thread(self._release, key, token)
 
     async def aclose(self) -> None:
+        if self._purging is not None:
+            with contextlib.suppress(Exception):
+                await self._purging
         with self._opened_lock:
             opened, self._opened = self._opened, []
         for db in opened:
             db.close()
+
+
+def _quiet(done: asyncio.Future[int]) -> None:
+    """A background purge's outcome is nobody's: a failure (the file busy past its timeout) waits for the next."""
+    if not done.cancelled():
+        done.exception()
 
 
 # Delete the claim only while it is still ours (it may have expired and been taken by someone else).
@@ -142,7 +182,9 @@ _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL
 
 
 class RedisStore:
-    """The same interface on Redis (`redis://host:port/db`): values with PX expiries, claims with SET NX PX."""
+    """The same interface on Redis (`redis://host:port/db`): values with PX expiries, claims with SET NX PX. Redis
+    expires keys itself (on access and by sampling), so no purge is needed and a request costs the same at any
+    size (benchmarks/bench_state.py)."""
 
     def __init__(self, url: str) -> None:
         import redis.asyncio  # only a Redis-backed gateway needs the client

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -293,3 +294,32 @@ def test_twenty_concurrent_requests_one_key_one_upstream_call(
     assert len(families.calls) == 1
     assert sum(r.headers.get("idempotency-replayed") == "true" for r in answers) == 19
     assert sum(r.headers["x-relay-cost-usd"] != "0" for r in answers) == 1
+
+
+def test_sqlite_purges_expired_rows_in_bounded_batches_through_the_index(tmp_path: Path) -> None:
+    """Issue 47: a write no longer scans the table for expired rows; a purge, off the request path, deletes at
+    most `purge_batch` of them, found through the index on `expires`."""
+    now = [1000.0]
+    store = SQLiteStore(tmp_path / "p.sqlite3", lambda: now[0], purge_every=3600, purge_batch=10)
+
+    async def go() -> None:
+        for i in range(25):
+            await store.put(f"old{i}", b"x", 5)
+        await store.put("kept", b"y", 100)
+        now[0] += 10  # the 25 are expired, "kept" is not
+        assert await store.get("old0") is None  # expired reads as gone, purged or not
+        assert [store.purge(), store.purge(), store.purge(), store.purge()] == [10, 10, 5, 0]
+        assert await store.get("kept") == b"y"
+        await store.aclose()
+
+    asyncio.run(go())
+    with contextlib.closing(sqlite3.connect(tmp_path / "p.sqlite3")) as db:
+        plan = " ".join(
+            str(row[-1])
+            for row in db.execute(
+                "EXPLAIN QUERY PLAN SELECT rowid FROM entries WHERE expires <= ? ORDER BY expires LIMIT ?",
+                (0, 1),
+            )
+        )
+        assert "USING COVERING INDEX entries_expires" in plan or "USING INDEX entries_expires" in plan, plan
+        assert db.execute("SELECT count(*) FROM entries").fetchone() == (1,)
