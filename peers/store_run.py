@@ -14,7 +14,8 @@ from harness.conformance.implementations import exchange_name
 
 # The fake provider keys the peers' configs hold (peers/*/config*.yaml): never a real secret, scrubbed anyway.
 SCRUB = {"sk-ant-fake-key": "<UPSTREAM_KEY>", "sk-ant-client-test": "<UPSTREAM_KEY>", "sk-openai-fake-key": "<UPSTREAM_KEY>",
-         "sk-openai-client-test": "<UPSTREAM_KEY>"}
+         "sk-openai-client-test": "<UPSTREAM_KEY>", "gemini-fake-key": "<UPSTREAM_KEY>",
+         "gc-fake-client-secret": "<PEER_SECRET>", "gc-fake-session-secret-0123456789abcdef": "<PEER_SECRET>"}
 
 
 def scrub(text: str) -> str:
