@@ -9,6 +9,7 @@ subcommands with `add_parsers(sub)` and calling the one function that does the w
     record.py     record                                harness/record/command.py
     upstream.py   serve-upstream                        harness/replay/server.py, harness/simulator/app.py
     report.py     report, verify-report                 harness/report/, harness/conformance/publish.py
+    diff.py       diff                                  harness/conformance/diff.py, runs.py
     profiles.py   roles, new-profile, lint-specs        harness/modelmap.py, harness/spec/
     drift.py      drift                                 harness/drift.py
 
@@ -23,11 +24,23 @@ import sys
 from collections.abc import Sequence
 
 from harness import __version__
-from harness.cli import certify, clients, drift, fuzz, matrix, mutants, profiles, record, report, upstream
+from harness.cli import (
+    certify,
+    clients,
+    diff,
+    drift,
+    fuzz,
+    matrix,
+    mutants,
+    profiles,
+    record,
+    report,
+    upstream,
+)
 from harness.errors import ConfigError, HarnessError
 from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 
-GROUPS = (certify, clients, matrix, mutants, fuzz, record, upstream, report, profiles, drift)
+GROUPS = (certify, clients, matrix, mutants, fuzz, record, upstream, report, diff, profiles, drift)
 
 
 def build_parser() -> argparse.ArgumentParser:
