@@ -20,7 +20,17 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     from harness.conformance.publish import add_certify_options as add_report_options
 
     add_report_options(c)  # --implementation*, --kill-matrix: conformance-report.yaml
-    c.add_argument("--report-dir", help="where to write the report (default: ./gc-report/<UTC time>)")
+    c.add_argument(
+        "--report-dir",
+        help="where to write the report (default: ./gc-report/<UTC time>); a folder holding an earlier run's "
+        "report gets this run's instead, never both",
+    )
+    c.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="judge this run against an earlier one (its report folder, results file or conformance report): "
+        "only a regression fails it (a failure it did not have, a new rule's included); what improved is said too",
+    )
     c.add_argument("-n", "--workers", type=int, help="run rules in N parallel workers (pytest-xdist)")
     c.add_argument(
         "--fuzz-examples",
@@ -42,6 +52,6 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def certify(args: argparse.Namespace) -> int:
-    from harness.certify.command import certify as run_certify
+    from harness.certify.baseline import certify as run_certify  # the run in a report folder of its own
 
     return run_certify(args)
