@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -18,7 +19,8 @@ from harness.errors import ConfigError, HarnessFailure
 from harness.orchestrate import child
 from harness.orchestrate.child import OUTPUT_FILE, Run, replay_for_target, rerun_line, run_pytest
 from harness.orchestrate.config import RunConfig
-from harness.orchestrate.embedded import GatewayProcess, embedded
+from harness.orchestrate.embedded import GatewayProcess, embedded, mapped_models
+from harness.orchestrate.progress import Progress, without_progress_rows
 from harness.outcomes import KEY_ENV, exit_code
 
 VERDICT_LINE = {
@@ -215,6 +217,7 @@ def certify_embedded(
     catalogs it serves: profile openai's run on each). With `fuzz_examples`, each profile's gateway is then
     fuzzed (its `robustness` area), one after the other, once every catalog is done: the fuzz judges what the
     replay upstream's tap saw, which must be its own requests only."""
+    from collections import Counter
     from concurrent.futures import ThreadPoolExecutor
 
     from harness.fuzz.tap import tapped_replay
@@ -222,6 +225,8 @@ def certify_embedded(
     key = "gc-" + secrets.token_hex(16)
     pairs = embedded_runs(profiles)
     with tapped_replay() as (replay_url, tap), contextlib.ExitStack() as stack:
+        child.start_fork_server()  # warm while the gateways start
+        stack.callback(child.stop_fork_server)
         tap.enabled = False  # the catalogs' bodies need not be kept; only fuzz reads them
         gateways = {}
         for gateway in dict.fromkeys(g for _, g in pairs):
@@ -235,25 +240,43 @@ def certify_embedded(
             f"once, replay upstream at {replay_url}",
             flush=True,
         )
-        with ThreadPoolExecutor(max_workers=len(runs) or 1) as pool:
+        outputs = [(_run_label(p, g), report_dir / sub / OUTPUT_FILE) for (p, g), (_run, sub, _a) in zip(pairs, runs, strict=True)]  # fmt: skip
+        with ThreadPoolExecutor(max_workers=len(runs) or 1) as pool, Progress(outputs) as progress:
             futures = [
                 pool.submit(run_pytest, run, report_dir / sub, key, args, capture=True)
                 for run, sub, args in runs
             ]
-            documents = []
-            for (run, sub, _args), future in zip(runs, futures, strict=True):
-                document = future.result()  # in catalog order; a failed run raises here, the others finish
-                print(f"\n{_run_title(run)}", flush=True)
-                sys.stdout.write((report_dir / sub / OUTPUT_FILE).read_text(encoding="utf-8"))
-                sys.stdout.flush()
-                documents.append(document)
+            for (label, _output), future in zip(outputs, futures, strict=True):
+                future.add_done_callback(functools.partial(_finished, progress, label))
+            documents = [future.result() for future in futures]  # a failed run raises here, the others finish
+        # Each run's failures and summary, in catalog order; its rows of progress characters are in its folder only.
+        for run, sub, _args in runs:
+            print(f"\n{_run_title(run)}", flush=True)
+            output = (report_dir / sub / OUTPUT_FILE).read_text(encoding="utf-8", errors="replace")
+            sys.stdout.write(without_progress_rows(output))
+            sys.stdout.flush()
         if fuzz_examples:
-            for i, ((profile, gateway), (run, _sub, _args)) in enumerate(zip(pairs, runs, strict=True)):
-                if gateway == profile:
-                    documents[i] = with_robustness(
-                        documents[i], run, key, tap, fuzz_examples, report_dir / profile
-                    )
+            # Every endpoint of every profile (issue 47): each gateway's chat endpoint under its own profile, its
+            # /v1/messages and /v1/responses under theirs (profile openai's runs are the chat endpoints again);
+            # a gateway's examples are split between its endpoints.
+            fuzzed = [i for i, (profile, _gateway) in enumerate(pairs) if profile != "openai"]
+            per_gateway = Counter(pairs[i][1] for i in fuzzed)
+            for i in fuzzed:
+                run, _sub, _args = runs[i]
+                examples = max(1, -(-fuzz_examples // per_gateway[pairs[i][1]]))
+                models = mapped_models(*pairs[i])
+                documents[i] = with_robustness(
+                    documents[i], run, key, tap, examples, report_dir / runs[i][1], models
+                )
     return documents
+
+
+def _finished(progress: Progress, label: str, _future: object) -> None:
+    progress.done(label)
+
+
+def _run_label(profile: str, gateway: str) -> str:
+    return profile if gateway == profile else f"{profile}@{gateway}"
 
 
 def _embedded_run(
@@ -297,7 +320,13 @@ def embedded_runs(profiles: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def with_robustness(
-    document: dict[str, Any], run: Run, key: str, tap: Any, examples: int, out_dir: Path
+    document: dict[str, Any],
+    run: Run,
+    key: str,
+    tap: Any,
+    examples: int,
+    out_dir: Path,
+    models: Sequence[str] = (),
 ) -> dict[str, Any]:
     """`document` with a bounded fuzz of the same gateway added as its `robustness` area (fixed seed)."""
     from harness.fuzz.document import results_document
@@ -309,7 +338,7 @@ def with_robustness(
     try:
         fuzzed = fuzz_profile(
             run.profile, run.gateway_url, key, tap, examples=examples, seconds=60.0, seed=1, timeout=30.0,
-            spill_dir=out_dir,
+            spill_dir=out_dir, models=models,
         )  # fmt: skip
     finally:
         tap.enabled = False
@@ -320,7 +349,11 @@ def with_robustness(
     counts = (
         ", ".join(f"{n} {outcome}" for outcome, n in robustness["totals"].items() if n) or "nothing judged"
     )
-    print(f"fuzzed {run.profile}: {examples} hostile requests, {counts}", flush=True)
+    gateway = run.description.partition(", profile ")[2]
+    print(
+        f"fuzzed {run.profile}{f' on {gateway}' if gateway else ''}: {examples} hostile requests, {counts}",
+        flush=True,
+    )
     results = [*document["results"], *robustness["results"]]
     merged = {**document, "results": results, "totals": count_outcomes(results)}
     (out_dir / "results.json").write_text(

@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.errors import FuzzConfigError
 from harness.fuzz.run import ProfileRun, fuzz_profile
 from harness.fuzz.tap import tapped_replay
+from harness.orchestrate.embedded import mapped_models
 from harness.outcomes import EXIT_FAILURES, EXIT_OK, KEY_ENV
 
 
@@ -34,22 +35,6 @@ def embedded_pairs(profiles: Sequence[str] | None) -> list[tuple[str, str]]:
         )
     chosen = list(profiles) if profiles else [p for p in known if p != "openai"]
     return [(profile, gateway) for profile in chosen for gateway in gateways_for(profile)]
-
-
-def mapped_models(profile: str, gateway: str) -> list[str]:
-    """The model ids the gateway in profile `gateway` serves `profile`'s roles with (its model map; none for its
-    own catalog: the profile's role defaults are its ids)."""
-    import yaml
-
-    from harness.orchestrate.embedded import reference_model_map
-
-    if gateway == profile:
-        return []
-    path = reference_model_map(gateway, profile)
-    if path is None:
-        return []
-    roles = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    return sorted({str(v) for v in roles.values() if isinstance(v, str)})
 
 
 def _by_gateway(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:

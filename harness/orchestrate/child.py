@@ -1,13 +1,22 @@
 """One profile's catalog in a child pytest run with the plugin, the replay upstream it needs, and the command
-that reruns one rule once this run's servers are gone."""
+that reruns one rule once this run's servers are gone.
+
+A child whose output is captured (certify's catalogs, side by side) is forked from a fork server that has imported
+pytest, the plugin and the engine and parsed the bundled rule files once (`warm.py`), instead of a new interpreter
+importing and parsing them again: about a second of CPU per child, a dozen of them at once (issue 47). Where the
+platform has no fork server, or `GC_CHILD_PROCESS=spawn`, each child is a `python -m pytest` of its own."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
+import runpy
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,26 +105,117 @@ def run_pytest(
     if key:
         env[KEY_ENV] = key
     # stderr is read here: a configuration error is the child's one line, not "pytest could not run".
-    with contextlib.ExitStack() as stack:
-        stdout = stack.enter_context((out_dir / OUTPUT_FILE).open("wb")) if capture else None
-        proc = subprocess.run(cmd, env=env, check=False, stdout=stdout, stderr=subprocess.PIPE)
-    stderr = proc.stderr.decode("utf-8", errors="replace")
-    usage = child_usage_error(proc.returncode, stderr)
+    if capture and _fork_server() is not None:
+        returncode, stderr = _forked(cmd[3:], env, out_dir / OUTPUT_FILE)
+    else:
+        with contextlib.ExitStack() as stack:
+            stdout = stack.enter_context((out_dir / OUTPUT_FILE).open("wb")) if capture else None
+            proc = subprocess.run(cmd, env=env, check=False, stdout=stdout, stderr=subprocess.PIPE)
+        returncode, stderr = proc.returncode, proc.stderr.decode("utf-8", errors="replace")
+    usage = child_usage_error(returncode, stderr)
     if usage is not None:
         raise ConfigError(usage)
     if stderr:
         sys.stderr.write(stderr)
         sys.stderr.flush()
-    if proc.returncode in (3, 4) or not results.is_file():
+    if returncode in (3, 4) or not results.is_file():
         tail = " … ".join(line.strip() for line in stderr.strip().splitlines()[-3:])
         raise HarnessFailure(
-            f"pytest could not run the {run.profile} catalog (exit {proc.returncode})"
+            f"pytest could not run the {run.profile} catalog (exit {returncode})"
             + (f": {tail}" if tail else "")
         )
     document: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
     document["target"]["description"] = run.description
     results.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return document
+
+
+# What the fork server imports before it forks a child: what every child would import, and the rule files parsed.
+_PRELOAD = ["pytest", "_pytest.junitxml", "_pytest.terminal", "_pytest.python", "_pytest.runner",
+            "harness.plugin", "harness.plugin.configure", "harness.plugin.items", "harness.engine.run",
+            "harness.engine.target", "harness.checks", "harness.surfaces", "harness.replay.client",
+            "harness.orchestrate.warm"]  # fmt: skip
+_SERVER: list[Any] = []
+_SERVER_LOCK = threading.Lock()
+
+
+def _fork_server() -> Any:
+    """The multiprocessing context whose children fork from the warm server; None where there is none."""
+    if (
+        os.environ.get("GC_CHILD_PROCESS") == "spawn"
+        or "forkserver" not in multiprocessing.get_all_start_methods()
+    ):
+        return None
+    with _SERVER_LOCK:
+        if not _SERVER:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(_PRELOAD)
+            _SERVER.append(context)
+        return _SERVER[0]
+
+
+def start_fork_server() -> None:
+    """Start the fork server now, in the background (its imports and parsing, about a second and a half, then
+    overlap whatever the caller does next, e.g. starting gateways); a child started before it is up waits."""
+    context = _fork_server()
+    if context is None:
+        return
+    from multiprocessing import forkserver
+
+    threading.Thread(target=forkserver.ensure_running, daemon=True).start()
+
+
+def stop_fork_server() -> None:
+    """Stop the fork server (if one was started) and wait for it, so that its children's CPU time is this process's
+    children's, as a spawned child's is (multiprocessing does not stop it at exit; `_stop` is its own way)."""
+    with _SERVER_LOCK:
+        if not _SERVER:
+            return
+        _SERVER.clear()
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if stop is not None:
+        with contextlib.suppress(OSError, ChildProcessError):
+            stop()
+
+
+def _forked(args: Sequence[str], env: dict[str, str], output: Path) -> tuple[int, str]:
+    """pytest with `args` in a child of the fork server, its environment `env`, its stdout in `output`; (exit code,
+    what it wrote on stderr)."""
+    with tempfile.NamedTemporaryFile(prefix="gc-child-", suffix=".err", delete=False) as err:
+        errors = Path(err.name)
+    try:
+        child = _fork_server().Process(target=_child_pytest, args=(list(args), env, str(output), str(errors)))
+        child.start()
+        child.join()
+        code = child.exitcode if child.exitcode is not None else 1
+        return (code if code >= 0 else 128 - code), errors.read_text(encoding="utf-8", errors="replace")
+    finally:
+        errors.unlink(missing_ok=True)
+
+
+def _child_pytest(args: list[str], env: dict[str, str], output: str, errors: str) -> None:
+    """In the forked child: the environment replaced, stdout and stderr to their files, `python -m pytest` run,
+    its exit code the process's."""
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, output), (2, errors)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    code = 1
+    sys.argv = ["pytest", *args]
+    try:
+        # `python -m pytest` as the spawned child runs it, in this (warm) process
+        runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _plugins(extra: Sequence[str]) -> list[str]:

@@ -209,3 +209,17 @@ def reference_model_map(gateway_profile: str, catalog: str) -> str | None:
         Path(next(iter(spec.submodule_search_locations))) / "model_maps" / gateway_profile / f"{catalog}.yaml"
     )
     return str(path) if path.is_file() else None
+
+
+def mapped_models(catalog: str, gateway: str) -> list[str]:
+    """The model ids the reference gateway in profile `gateway` serves `catalog`'s roles with (its model map; none
+    for its own catalog, whose role defaults are its ids)."""
+    import yaml
+
+    if gateway == catalog:
+        return []
+    path = reference_model_map(gateway, catalog)
+    if path is None:
+        return []
+    roles = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return sorted({str(v) for v in roles.values() if isinstance(v, str)})

@@ -13,12 +13,13 @@ import jsonschema
 import pytest
 
 from harness.cli import main as cli_main
-from harness.fuzz.command import embedded_pairs, mapped_models
+from harness.fuzz.command import embedded_pairs
 from harness.fuzz.document import results_document
 from harness.fuzz.invariants import Exchange, FuzzAnswer, check, error_shape, json_problem, style_for
 from harness.fuzz.run import fuzz_profile
 from harness.fuzz.strategies import Case
 from harness.fuzz.tap import tapped_replay
+from harness.orchestrate.embedded import mapped_models
 from harness.paths import schema_path
 from reference_gateway.app import create_app
 from tests.reference_gateway.conftest import CLIENT_KEY, ServerThread, gateway_settings, read_request
