@@ -52,12 +52,23 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "vision",
         "models-endpoint",
     ),
-    # LYRouter and Relay bridge /v1/messages to their OpenAI-compatible and Gemini channels through the chat flow
-    # (inbound/bridge.py): tools carry over; thinking signatures and cache breakpoints have no place in the chat
-    # vocabulary, so thinking and prompt-caching are not claimed, nor pass-through.
-    # Gemini has no switch for parallel calls, so Relay does not claim parallel-tool-use.
-    ("lyrouter", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
-    ("relay", "anthropic"): ("gateway-keys", "tools", "vision", "models-endpoint"),
+    # LYRouter's map serves the anthropic catalog from its Anthropic channel (passed through, as on ezat: every
+    # feature), Relay's from its OpenAI model, bridged through the chat flow (inbound/bridge.py): tools and parallel
+    # calls carry over; thinking signatures and cache breakpoints have no place in the chat vocabulary, so thinking
+    # and prompt-caching are not claimed, nor pass-through. With the openai catalog (Relay over Gemini) and the
+    # responses catalog (Relay over Anthropic), each profile is judged on each of its families at least once (issue 47).
+    ("lyrouter", "anthropic"): (
+        "gateway-keys",
+        "pass-through",
+        "count-tokens",
+        "tools",
+        "parallel-tool-use",
+        "thinking",
+        "prompt-caching",
+        "vision",
+        "models-endpoint",
+    ),
+    ("relay", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
     # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps responses on
     # the gateway's store (`state`).
     # Reasoning is carried to Anthropic (thinking) and to OpenAI's channel (reasoning_effort), not by Relay's Gemini
