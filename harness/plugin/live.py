@@ -100,16 +100,12 @@ def live_pass_status(result: dict[str, Any]) -> tuple[str, str, Any]:
 
 
 def live_terminal_summary(document: dict[str, Any], terminalreporter: Any) -> None:
-    """The pytest live run prints what `certify --upstream live` prints: the coverage table per area, what was
-    not observable, a budget cut, and a verdict line that says it is live."""
+    """The pytest live run prints what `certify --upstream live` prints: the coverage table per area (in the
+    summary before this, harness/plugin/summary.py), a budget cut, and a verdict line that says it is live."""
     from harness.engine.costguard import partial_line
     from harness.outcomes import exit_code
-    from harness.report.live import VERDICT_NOTE, text_table
+    from harness.report.live import VERDICT_NOTE
 
-    terminalreporter.write_sep("=", "live coverage (gateway-conformance)")
-    for line in text_table([document]).splitlines():
-        if line:
-            terminalreporter.write_line(line)
     partial = partial_line([document])
     if partial:
         terminalreporter.write_line(partial)

@@ -36,7 +36,12 @@ class ConformanceRun:
             roots.append(self.state.specs_root.resolve())
         if not is_rule_file(file_path, collection_root(file_path.resolve(), roots)):
             return None
-        return SpecFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        from harness.plugin.summary import file_label
+
+        # Named as a user can open it (issue 46): pytest named the bundled files relative to the profile's folder
+        # (`errors.yaml`), or with `..` from a rootdir elsewhere, neither a path there is.
+        label = file_label(file_path, self.state.specs_root)
+        return SpecFile.from_parent(parent, path=file_path, nodeid=label)  # type: ignore[no-any-return]
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
@@ -140,11 +145,21 @@ class ConformanceRun:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """HARNESS_ERROR reports are their own category, which pytest's FAILURES and -r summaries skip: say
-        each one's reason here, always (a run that could not judge a rule must say why)."""
-        if self.state.target.upstream_mode == "live" and not is_worker(terminalreporter.config):
+        each one's reason here, always (a run that could not judge a rule must say why). Then what certify prints:
+        the table per area, failures that share a cause, known failures (harness/plugin/summary.py)."""
+        self._harness_errors(terminalreporter)
+        if is_worker(terminalreporter.config) or terminalreporter.config.option.collectonly:
+            return
+        from harness.plugin.summary import terminal_summary
+
+        document = report_document(self.state, self.collection_errors)
+        terminal_summary(document, self.state.specs_root, terminalreporter)
+        if self.state.target.upstream_mode == "live":
             from harness.plugin.live import live_terminal_summary
 
-            live_terminal_summary(report_document(self.state, self.collection_errors), terminalreporter)
+            live_terminal_summary(document, terminalreporter)
+
+    def _harness_errors(self, terminalreporter: Any) -> None:
         reports = [r for r in terminalreporter.stats.get("harness error", []) if r.when == "call"]
         if not reports:
             return
