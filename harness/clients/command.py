@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 p = loaded[profiles[0]]
                 target = ClientTarget(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
                                 args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
-                documents.append(run_profile(target, speaking(drivers, p), catalog))
+                documents.append(run_profile(_probed(target, p, catalog), speaking(drivers, p), catalog))
         else:
             key = "gc-" + secrets.token_hex(16)
             with orchestrate.replay_upstream() as replay_url:
@@ -160,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
                     with orchestrate.reference_gateway(gateway, replay_url, key, log) as url:
                         target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, models[name],
                                         "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
-                        documents.append(run_profile(target, speaking(drivers, p), catalog))
+                        documents.append(
+                            run_profile(_probed(target, p, catalog), speaking(drivers, p), catalog)
+                        )
     if expectations is not None:
         documents = [_expected(d, expectations) for d in documents]
     _write(report_dir, documents)
@@ -187,6 +189,36 @@ def run(args: argparse.Namespace) -> int:
            2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
            5: "verdict: no client scenario was judged (every one NOT RUN or not applicable): not a pass"}[code])  # fmt: skip
     return code
+
+
+def _probed(target: ClientTarget, profile: Profile, catalog: ScenarioCatalog) -> ClientTarget:
+    """`target` with the provider family its gateway calls for the clients' model, said up front with the
+    scenarios that family leaves unjudged (harness/clients/families.py)."""
+    import dataclasses
+
+    from harness.clients.families import probe_family, scripted
+
+    if target.model is None:
+        return target
+    family = probe_family(
+        target.gateway_url,
+        target.key,
+        target.model,
+        target.replay_url,
+        surface(profile.surface),
+        target.headers,
+    )
+    if family is None:
+        return target
+    blind = [s.id for s in catalog.scenarios if family not in scripted(s)]
+    if blind:
+        print(
+            f"clients: {target.description} calls the {family} provider family for {target.model}; the client "
+            f"scenarios script no {family} answer for {len(blind)} of {len(catalog.scenarios)} ({', '.join(blind)}): "
+            "those are NOT_APPLICABLE here, judged for no library",
+            flush=True,
+        )
+    return dataclasses.replace(target, family=family)
 
 
 def _bugs(
