@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from harness.clients.options import add_arguments
@@ -19,6 +20,33 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     )
     add_arguments(p)
     p.set_defaults(func=_run)
+    m = sub.add_parser(
+        "clients-matrix",
+        help="the client x gateway x version matrix from stored clients runs",
+        description="Read stored `clients` runs (report folders, pinned and --latest alike, or their results files) "
+        "and write one Markdown grid: a row per client and version, a column per gateway, each cell the verdict "
+        "and, for a failed scenario, what the library raised or returned.",
+    )
+    m.add_argument(
+        "runs", nargs="+", type=Path, metavar="RUN", help="a clients report folder or results file"
+    )
+    m.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the matrix here (default: standard output)"
+    )
+    m.set_defaults(func=_matrix)
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from harness.clients.matrix import client_documents, matrix_markdown
+
+    text = matrix_markdown(client_documents(args.runs))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        print(f"client matrix: {args.out}")
+    else:
+        print(text, end="")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:

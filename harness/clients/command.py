@@ -15,7 +15,7 @@ import os
 import secrets
 import shlex
 from collections.abc import Sequence
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -134,13 +134,15 @@ def run(args: argparse.Namespace) -> int:
         expectations = load_expectations(Path(args.expectations), profiles[0])
     loaded = {p: load_profile(p, specs_root()) for p in profiles}
     models = {p: _model(loaded[p], catalog, args.model_map, not args.gateway_url) for p in profiles}
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    report_dir = Path(args.report_dir or Path("gc-clients") / stamp).resolve()
+    from harness.report.folder import fresh_report_dir
+
     documents: list[dict[str, Any]] = []
+    latest: list[dict[str, Any]] = []  # --latest: the same targets, each client on its newest release
     if args.mutants:
         p = loaded[profiles[0]]
-        return _bugs(args, p, models[p.name], speaking(drivers, p), catalog, report_dir)
-    with orchestrate.fresh_output(report_dir):
+        with fresh_report_dir(args.report_dir, "gc-clients") as report_dir:
+            return _bugs(args, p, models[p.name], speaking(drivers, p), catalog, report_dir)
+    with fresh_report_dir(args.report_dir, "gc-clients") as report_dir:  # one run's report, never two
         if args.gateway_url:
             key = args.gateway_key or os.environ.get(KEY_ENV) or ""
             replay = orchestrate.replay_for_target("replay", args.replay_port, args.replay_url)
@@ -149,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
                 p = loaded[profiles[0]]
                 target = ClientTarget(p.name, p.doc, p.title, args.gateway_url, key, replay_url, models[p.name],
                                 args.gateway_url, _rerun(args, p.name), _headers(args.header, replay_url))  # fmt: skip
-                documents.append(run_profile(_probed(target, p, catalog), speaking(drivers, p), catalog))
+                target = _probed(target, p, catalog)
+                documents.append(run_profile(target, speaking(drivers, p), catalog))
+                latest += _latest(args, target, speaking(drivers, p), catalog)
         else:
             key = "gc-" + secrets.token_hex(16)
             with orchestrate.replay_upstream() as replay_url:
@@ -160,9 +164,9 @@ def run(args: argparse.Namespace) -> int:
                     with orchestrate.reference_gateway(gateway, replay_url, key, log) as url:
                         target = ClientTarget(p.name, p.doc, p.title, url, key, replay_url, models[name],
                                         "reference gateway (embedded)", _rerun(args, name))  # fmt: skip
-                        documents.append(
-                            run_profile(_probed(target, p, catalog), speaking(drivers, p), catalog)
-                        )
+                        target = _probed(target, p, catalog)
+                        documents.append(run_profile(target, speaking(drivers, p), catalog))
+                        latest += _latest(args, target, speaking(drivers, p), catalog)
     if expectations is not None:
         documents = [_expected(d, expectations) for d in documents]
     _write(report_dir, documents)
@@ -172,8 +176,19 @@ def run(args: argparse.Namespace) -> int:
     print()
     for client, verdict in verdicts(documents).items():
         print(f"  {client:<18} {verdict}")
+    if args.latest:
+        from harness.clients.latest import upgrades, upgrades_markdown, upgrades_text
+
+        _write(report_dir / "latest", latest)
+        rows = upgrades(documents, latest)
+        (report_dir / "upgrades.md").write_text(upgrades_markdown(rows), encoding="utf-8")
+        (report_dir / "upgrades.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        print(
+            "\nthe newest releases beside the pinned ones (verdict pinned → newest; versions pinned → newest):"
+        )
+        print("\n".join(upgrades_text(rows)))
     print(f"\nreport: {report_dir}")
-    code = exit_code(documents)
+    code = exit_code([*documents, *latest])
     # A client asked for (by --client, or every one by default) that could not run judged nothing: the run
     # judged less than it was asked to, so it is not "as expected" (exit 5), whatever the others did.
     judged = verdicts(documents)
@@ -189,6 +204,18 @@ def run(args: argparse.Namespace) -> int:
            2: "verdict: the harness itself failed (HARNESS_ERROR); see the report",
            5: "verdict: no client scenario was judged (every one NOT RUN or not applicable): not a pass"}[code])  # fmt: skip
     return code
+
+
+def _latest(
+    args: argparse.Namespace, target: ClientTarget, drivers: Sequence[Driver], catalog: ScenarioCatalog
+) -> list[dict[str, Any]]:
+    """With --latest: the same target, each client on the newest release of its libraries (harness/clients/latest.py)."""
+    if not args.latest:
+        return []
+    from harness.clients.latest import latest_drivers, node_latest
+
+    with node_latest(drivers):
+        return [run_profile(target, latest_drivers(drivers), catalog)]
 
 
 def _probed(target: ClientTarget, profile: Profile, catalog: ScenarioCatalog) -> ClientTarget:

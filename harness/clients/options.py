@@ -30,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--list", action="store_true", help="list the clients and scenarios, run nothing")
     p.add_argument(
+        "--latest",
+        action="store_true",
+        help="also run each client on the newest release of its libraries (resolved from PyPI and npm into "
+        "~/.cache/gateway-conformance/latest), beside the pinned run: the versions named, and which scenario "
+        "changed with which upgrade",
+    )
+    p.add_argument(
         "--mutants",
         action="append",
         default=[],

@@ -44,7 +44,11 @@ def is_report(folder: Path) -> bool:
     for entry in entries:
         if entry.is_file() and entry.name not in _REPORT_FILES:
             return False
-        if entry.is_dir() and entry.name != "clients" and not any((entry / f).exists() for f in _RUN_FILES):
+        if (
+            entry.is_dir()
+            and entry.name not in ("clients", "latest")
+            and not any((entry / f).exists() for f in _RUN_FILES)
+        ):
             return False
     return True
 
