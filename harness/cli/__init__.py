@@ -2,7 +2,7 @@
 subcommands with `add_parsers(sub)` and calling the one function that does the work:
 
     certify.py    certify                               harness/certify/command.py
-    clients.py    clients                               harness/clients/command.py
+    clients.py    clients, clients-matrix               harness/clients/command.py, harness/clients/matrix.py
     matrix.py     matrix                                harness/orchestrate/matrix.py
     mutants.py    mutants                               harness/mutants/command.py
     fuzz.py       fuzz                                  harness/fuzz/command.py
