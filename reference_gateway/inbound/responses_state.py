@@ -15,9 +15,9 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
+from reference_gateway import fastjson
 from reference_gateway.errors import note_answered
 from reference_gateway.flows.relay_store import StateStore, open_store
-from reference_gateway.inbound.base import parse_json
 from reference_gateway.services import Services
 
 KEPT_SECONDS = 30 * 24 * 3600  # how long a stored response can be continued or retrieved
@@ -64,8 +64,24 @@ def store(services: Services) -> StateStore:
 
 async def load(services: Services, response_id: str) -> dict[str, Any] | None:
     raw = await store(services).get(_PREFIX + response_id)
-    record = parse_json(raw) if raw else None
+    record = _parsed(raw) if raw else None
     return record if isinstance(record, dict) else None
+
+
+def _dumped(record: dict[str, Any]) -> bytes:
+    """A record's JSON: orjson's bytes (fastjson; a few KB written on every kept request), or the standard library's
+    escapes where a provider's answer held a lone surrogate (which no UTF-8 can hold)."""
+    try:
+        return fastjson.dumps(record)
+    except ValueError:
+        return json.dumps(record).encode()
+
+
+def _parsed(raw: bytes) -> Any:
+    try:
+        return fastjson.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
 
 
 async def keep(
@@ -80,7 +96,7 @@ async def keep(
     record: dict[str, Any] = {"response": response, "conversation": conversation, "inputs": inputs or []}
     if items is not None:
         record["items"] = items
-    await store(services).put(_PREFIX + str(response["id"]), json.dumps(record).encode(), KEPT_SECONDS)
+    await store(services).put(_PREFIX + str(response["id"]), _dumped(record), KEPT_SECONDS)
 
 
 async def forget(services: Services, response_id: str) -> None:
