@@ -327,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         help="an extra argument for the reference gateway (repeatable; default none: its default settings, "
         "e.g. --log-level info)",
     )
-    ap.add_argument("--litellm", default="/work/wt/venv-litellm/bin/litellm")
-    ap.add_argument("--portkey", default="/work/wt/portkey")
+    ap.add_argument("--litellm", default="/tmp/gc-peers/litellm/bin/litellm")  # peers/litellm/install.sh
+    ap.add_argument("--portkey", default="/tmp/gc-peers/portkey")  # peers/portkey/install.sh
     ap.add_argument(
         "--only", action="append", default=[], help="run only these gateways (reference, litellm, portkey)"
     )
@@ -434,7 +434,17 @@ def main(argv: list[str] | None = None) -> int:
             gateways.append(
                 (
                     "litellm",
-                    [args.litellm, "--config", str(cfg), "--port", str(lport), "--num_workers", "1"],
+                    [
+                        args.litellm,
+                        "--config",
+                        str(cfg),
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(lport),
+                        "--num_workers",
+                        "1",
+                    ],
                     lport,
                     "/v1/chat/completions",
                     "bench",
@@ -451,7 +461,15 @@ def main(argv: list[str] | None = None) -> int:
             gateways.append(
                 (
                     "portkey",
-                    ["node", str(start_server), f"--port={pport}", "--headless"],
+                    # the loopback preload (peers/portkey): Portkey's server names no host and would bind them all
+                    [
+                        "node",
+                        "--import",
+                        str(ROOT / "peers" / "portkey" / "peer-preload.mjs"),
+                        str(start_server),
+                        f"--port={pport}",
+                        "--headless",
+                    ],
                     pport,
                     "/v1/chat/completions",
                     "claude-sonnet-5-5",

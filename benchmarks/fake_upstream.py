@@ -1,6 +1,8 @@
-"""The peer benchmark's fake Anthropic upstream (`bench_peers.py --serve-upstream`): it answers from the request
-alone, the last user message saying `events=N gap_ms=G` for a stream; its first content event carries the time
-it was written (CLOCK_MONOTONIC ns, shared by the host's processes)."""
+"""The peer benchmark's fake upstream (`bench_peers.py --serve-upstream`): Anthropic Messages (`/v1/messages`), and
+for bench_surfaces.py OpenAI Chat Completions (`/v1/chat/completions`) and OpenAI Responses (`/v1/responses`), each
+answering from the request alone, the request's text saying `events=N gap_ms=G` for a stream; an Anthropic
+stream's first content event carries the time it was written (CLOCK_MONOTONIC ns, shared by the host's
+processes)."""
 
 from __future__ import annotations
 
@@ -69,6 +71,88 @@ DELTA = _sse(
 PARAMS = re.compile(rb"events=(\d+) gap_ms=(\d+)")
 
 
+WORDS = TEXT.split()
+CHAT = json.dumps(
+    {
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 1790000000, "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": TEXT}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 80, "total_tokens": 100},
+    }
+).encode()  # fmt: skip
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
+    chunk = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1790000000, "model": "gpt-4o",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if usage is None else []}  # fmt: skip
+    if usage is not None:
+        chunk["usage"] = usage
+    return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
+
+
+def chat_stream(events: int) -> bytes:
+    usage = {"prompt_tokens": 20, "completion_tokens": events, "total_tokens": 20 + events}
+    return (
+        _chunk({"role": "assistant", "content": ""})
+        + b"".join(_chunk({"content": "word "}) for _ in range(events))
+        + _chunk({}, "stop")
+        + _chunk({}, usage=usage)
+        + b"data: [DONE]\n\n"
+    )
+
+
+def _response(text: str) -> dict[str, Any]:
+    return {"id": "resp_bench", "object": "response", "created_at": 1790000000, "status": "completed",
+            "model": "gpt-5.5", "output": [{"type": "message", "id": "msg_bench", "status": "completed",
+            "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": 20, "output_tokens": 80, "total_tokens": 100,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}  # fmt: skip
+
+
+RESPONSE = json.dumps(_response(TEXT)).encode()
+
+
+def responses_stream(events: int) -> bytes:
+    out, n = [], 0
+
+    def event(kind: str, data: dict[str, Any]) -> None:
+        nonlocal n
+        out.append(
+            f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': n, **data})}\n\n".encode()
+        )
+        n += 1
+
+    started = {**_response(""), "status": "in_progress", "output": []}
+    event("response.created", {"response": started})
+    item = {"type": "message", "id": "msg_bench", "status": "in_progress", "role": "assistant", "content": []}
+    event("response.output_item.added", {"output_index": 0, "item": item})
+    part = {"type": "output_text", "text": "", "annotations": []}
+    event(
+        "response.content_part.added",
+        {"item_id": "msg_bench", "output_index": 0, "content_index": 0, "part": part},
+    )
+    for _ in range(events):
+        event("response.output_text.delta", {"item_id": "msg_bench", "output_index": 0, "content_index": 0,
+                                             "delta": "word "})  # fmt: skip
+    text = "word " * events
+    event(
+        "response.output_text.done",
+        {"item_id": "msg_bench", "output_index": 0, "content_index": 0, "text": text},
+    )
+    event("response.content_part.done", {"item_id": "msg_bench", "output_index": 0, "content_index": 0,
+                                         "part": {**part, "text": text}})  # fmt: skip
+    done = _response(text)
+    event("response.output_item.done", {"output_index": 0, "item": done["output"][0]})
+    event("response.completed", {"response": done})
+    return b"".join(out)
+
+
+async def _answer(send: Any, content_type: bytes, body: bytes) -> None:
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
         while True:
@@ -84,6 +168,18 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         body += message.get("body", b"")
         if not message.get("more_body"):
             break
+    path = scope.get("path", "")
+    if path.endswith(("/chat/completions", "/responses")):
+        stream = b'"stream":true' in body.replace(b" ", b"")
+        m = PARAMS.search(body)
+        events = int(m.group(1)) if m else 20
+        if path.endswith("/chat/completions"):
+            await _answer(send, b"text/event-stream" if stream else b"application/json",
+                          chat_stream(events) if stream else CHAT)  # fmt: skip
+        else:
+            await _answer(send, b"text/event-stream" if stream else b"application/json",
+                          responses_stream(events) if stream else RESPONSE)  # fmt: skip
+        return
     if b'"stream":true' not in body.replace(b" ", b""):
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(MESSAGE)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
