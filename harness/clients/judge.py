@@ -36,8 +36,16 @@ class ScenarioMismatch:
 
 
 def _tool_results(body: Any) -> list[str]:
-    """The tool_use ids the last user message's tool_result blocks answer (Anthropic Messages), or the
-    tool_call_ids of the trailing tool messages (OpenAI Chat Completions)."""
+    """The tool_use ids the last user message's tool_result blocks answer (Anthropic Messages), the
+    tool_call_ids of the trailing tool messages (OpenAI Chat Completions), or the call_ids of the trailing
+    function_call_output items (OpenAI Responses)."""
+    if isinstance(body, Mapping) and isinstance(body.get("input"), list):
+        outputs: list[str] = []
+        for item in reversed(body["input"]):
+            if not (isinstance(item, Mapping) and item.get("type") == "function_call_output"):
+                break
+            outputs.insert(0, str(item.get("call_id")))
+        return outputs
     if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list) or not body["messages"]:
         return []
     messages = body["messages"]
@@ -60,11 +68,15 @@ def _tool_results(body: Any) -> list[str]:
 
 
 def judge(
-    scenario: Scenario, seen: Observation, upstream_bodies: Sequence[Any], served: Sequence[int | None] = ()
+    scenario: Scenario,
+    seen: Observation,
+    upstream_bodies: Sequence[Any],
+    served: Sequence[int | None] = (),
+    family: str | None = None,
 ) -> Iterator[ScenarioMismatch]:
     """Every way what the library returned (`seen`) and what reached the provider (`upstream_bodies`, the
-    JSON bodies in order; `served`, the status the provider answered each with) differ from what the
-    scenario expects."""
+    JSON bodies in order; `served`, the status the provider answered each with; `family`, the provider family
+    the gateway called, whose script's tool ids must come back) differ from what the scenario expects."""
     expect = scenario.expect
     raised = seen.error
     if "error" not in expect and raised is not None:
@@ -103,7 +115,7 @@ def judge(
                 )
     if raised is None:
         yield from _results(expect, seen)
-    yield from _upstream(expect, upstream_bodies)
+    yield from _upstream(expect, upstream_bodies, family)
     if "provider_status" in expect and (not served or served[-1] != expect["provider_status"]):
         # The scenario's premise: e.g. the error must come after the provider's stream started (HTTP 200),
         # not be the provider refusing what the gateway sent.
@@ -150,7 +162,9 @@ def _results(expect: Mapping[str, Any], seen: Observation) -> Iterator[ScenarioM
             )
 
 
-def _upstream(expect: Mapping[str, Any], bodies: Sequence[Any]) -> Iterator[ScenarioMismatch]:
+def _upstream(
+    expect: Mapping[str, Any], bodies: Sequence[Any], family: str | None
+) -> Iterator[ScenarioMismatch]:
     if "upstream_calls" in expect and len(bodies) != expect["upstream_calls"]:
         yield ScenarioMismatch(
             "upstream_calls",
@@ -158,8 +172,11 @@ def _upstream(expect: Mapping[str, Any], bodies: Sequence[Any]) -> Iterator[Scen
             expected=expect["upstream_calls"],
             actual=len(bodies),
         )
-    if "tool_result_ids" in expect:
-        want = list(expect["tool_result_ids"])
+    ids = expect.get("tool_result_ids")
+    if isinstance(ids, Mapping):  # per provider family: the ids that family's script gave
+        ids = ids.get(family or "anthropic")
+    if ids is not None:
+        want = list(ids)
         got = _tool_results(bodies[-1]) if len(bodies) >= 2 else []
         if got != want:
             yield ScenarioMismatch(

@@ -142,13 +142,14 @@ def run_client(
         replay.forget(marker)
         called = {f for f in (endpoint_family(c.path) for c in calls) if f}
         if called - scripted(job.scenario):  # the probe did not tell, the calls do: the harness's limit
-            family = sorted(called - scripted(job.scenario))[0]
+            other = sorted(called - scripted(job.scenario))[0]
             results[job.scenario.id] = _result(
-                target, driver.id, job.scenario, "NOT_APPLICABLE", reason=unscripted(family, job.scenario)
+                target, driver.id, job.scenario, "NOT_APPLICABLE", reason=unscripted(other, job.scenario)
             )
             continue
         served = [c.served.status if c.served else None for c in calls]
-        violations = [v.as_json() for v in judge(job.scenario, seen, _bodies(calls), served)]
+        family = sorted(called)[0] if called else target.family
+        violations = [v.as_json() for v in judge(job.scenario, seen, _bodies(calls), served, family)]
         results[job.scenario.id] = _result(
             target, driver.id, job.scenario, "FAIL" if violations else "PASS",
             violations=violations, duration=per_job,

@@ -1,4 +1,5 @@
-"""The client scenarios' provider scripts (cassettes/clients/anthropic/).
+"""The client scenarios' provider scripts (cassettes/clients/anthropic/; the other families' are
+clients_families.py's).
 
 Anthropic-shaped answers (the provider behind each profile's client model role), built with the helpers of
 harness/cassette/synthesize/anthropic.py from the documented wire format (wire-reference.md §1.6-§1.8): synthesized, not
@@ -89,6 +90,12 @@ def _interleave_429(limited: list[Any], retried: list[Any]) -> list[Any]:
 
 
 def cassettes() -> list[Synthesized]:
+    from harness.cassette.synthesize import clients_families
+
+    return [*_anthropic(), *clients_families.cassettes()]
+
+
+def _anthropic() -> list[Synthesized]:
     return [
         Synthesized(
             f"clients/anthropic/{name}",

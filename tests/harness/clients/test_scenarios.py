@@ -26,13 +26,11 @@ def test_the_issue_scenarios_are_all_there() -> None:
 
 @pytest.mark.parametrize("scenario", CATALOG.scenarios, ids=lambda s: s.id)
 def test_each_provider_script_loads_and_is_honest(scenario: Any) -> None:
-    cassette = load_named(scenario.upstream["cassette"], cassettes_dir())
-    assert cassette.interactions
-    assert (
-        (cassettes_dir() / f"{scenario.upstream['cassette']}.yaml")
-        .read_text()
-        .startswith("metadata:\n  origin: synthesized")
-    )
+    given = scenario.upstream["cassette"]
+    for family, name in given.items() if isinstance(given, dict) else [("anthropic", given)]:
+        assert name.startswith(f"clients/{family}/")  # each family's answer in its own folder
+        assert load_named(name, cassettes_dir()).interactions
+        assert (cassettes_dir() / f"{name}.yaml").read_text().startswith("metadata:\n  origin: synthesized")
 
 
 def test_each_profile_names_a_role_it_has() -> None:
@@ -78,22 +76,37 @@ def test_the_loader_refuses(data: Any, words: str) -> None:
         parse_catalog(data)
 
 
-CASSETTES = sorted({s.upstream["cassette"] for s in CATALOG.scenarios})
+CASSETTES = sorted(
+    {
+        name
+        for s in CATALOG.scenarios
+        for name in (
+            s.upstream["cassette"].values()
+            if isinstance(s.upstream["cassette"], dict)
+            else [s.upstream["cassette"]]
+        )
+    }
+)
 
 
 @pytest.mark.parametrize("name", CASSETTES)
 def test_provider_scripts_answer_both_modes_and_name_every_event(name: str) -> None:
-    """A library may stream or not: both are scripted. wire-reference §1.7: every event is named after its
-    data.type, one blank line after each."""
+    """A library may stream or not: both are scripted, in every family's script. wire-reference §1.7: an Anthropic
+    (and a Responses) event is named after its data.type, one blank line after each; OpenAI's and Gemini's are
+    `data:` lines."""
     import json
 
     cassette = load_named(name, cassettes_dir())
     assert {it.request.stream for it in cassette.interactions} == {False, True}
+    named = name.startswith(("clients/anthropic/", "clients/responses/"))
     for interaction in cassette.interactions:
         if not interaction.response.is_sse:
             continue
-        text = interaction.response.body.decode("utf-8")
+        text = interaction.response.body.decode("utf-8").replace("\r\n", "\n")
         assert text.endswith("\n\n")
         for block in text[:-2].split("\n\n"):
-            event, data = block.split("\n")
-            assert json.loads(data[6:])["type"] == event[7:]
+            if named:
+                event, data = block.split("\n")
+                assert json.loads(data[6:])["type"] == event[7:]
+            else:
+                assert block.startswith("data: ") and (block == "data: [DONE]" or json.loads(block[6:]))
