@@ -63,7 +63,15 @@ class LatestPython:
     packages: tuple[str, ...]  # the distributions whose versions are named
     env: str
     requirements: tuple[str, ...]  # what pip installs, unpinned
+    pinned: Any = (
+        None  # the pinned driver: what it cannot be asked, it cannot be asked on a newer release either
+    )
     language: str = "python"
+
+    def cannot(self, scenario: str) -> str | None:
+        """What the pinned driver says the library cannot be asked (drivers' `cannot`), or None."""
+        found: str | None = getattr(self.pinned, "cannot", lambda _s: None)(scenario)
+        return found
 
     @property
     def where(self) -> Path:
@@ -129,9 +137,9 @@ def latest_drivers(drivers: Sequence[Driver]) -> list[Driver]:
     out: list[Driver] = []
     for d in drivers:
         if isinstance(d, PythonDriver):
-            out.append(LatestPython(d.id, d.packages, "py", shared))
+            out.append(LatestPython(d.id, d.packages, "py", shared, d))
         elif isinstance(d, IsolatedDriver):
-            out.append(LatestPython(d.id, d.packages, f"py-{d.id}", d.packages))
+            out.append(LatestPython(d.id, d.packages, f"py-{d.id}", d.packages, d))
         else:
             out.append(d)  # a Node client: run in the latest folder (node_latest)
     return out

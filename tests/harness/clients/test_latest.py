@@ -37,6 +37,12 @@ def test_the_newest_releases_are_resolved_unpinned_in_scratch_environments() -> 
     isolated = next(d for d in drivers if isinstance(d, IsolatedDriver))
     assert latest[isolated.id].env == f"py-{isolated.id}"  # what cannot share an environment gets its own
     assert isinstance(latest["claude-code"], NodeDriver) and isinstance(latest["codex"], NodeDriver)
+    # What a library cannot be asked (a driver's `cannot`) it cannot be asked on its newest release either: a
+    # first run of every client had the WebSocket clients' rate-limit-retry NOT_APPLICABLE pinned and FAIL newest.
+    for pinned in drivers:
+        for scenario in ("rate-limit-retry", "tool-round-trip", "mid-stream-error"):
+            said = getattr(pinned, "cannot", lambda _s: None)(scenario)
+            assert getattr(latest[pinned.id], "cannot", lambda _s: None)(scenario) == said
 
 
 def test_each_version_is_named_and_what_changed_with_the_upgrade_is_said() -> None:
