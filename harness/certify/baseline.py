@@ -20,15 +20,16 @@ from harness.conformance.diff import Comparison
 from harness.conformance.runs import Run, load_run
 from harness.outcomes import EXIT_FAILURES, EXIT_OK, count_outcomes, exit_code
 
+JUDGED = (EXIT_OK, EXIT_FAILURES)
+
 
 def certify(args: argparse.Namespace) -> int:
     """certify in a report folder of its own; with `args.baseline`, judged against that run."""
     from harness.certify.command import certify as run_certify
     from harness.report.folder import fresh_report_dir
 
-    baseline = (
-        load_run(args.baseline) if getattr(args, "baseline", None) else None
-    )  # exit 3 before anything runs
+    given = getattr(args, "baseline", None)
+    baseline = load_run(given) if given else None  # a baseline that is not a run: exit 3 before anything runs
     with fresh_report_dir(args.report_dir, "gc-report") as report_dir:
         args.report_dir = str(report_dir)
         code = run_certify(args)
@@ -55,10 +56,7 @@ def judge(baseline: Run, current: Run, code: int, report_dir: Path) -> int:
     against = exit_code(judged)
     print()
     print(_text(comparison, len(forgiven)))
-    if code not in (
-        EXIT_OK,
-        EXIT_FAILURES,
-    ):  # harness failure, nothing judged: not the gateway's, not excusable
+    if code not in JUDGED:  # the harness failed, or nothing was judged: not the gateway's, not excusable
         return code
     print(
         "verdict against the baseline: "
