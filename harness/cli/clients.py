@@ -38,10 +38,12 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
 
 def _matrix(args: argparse.Namespace) -> int:
     from harness.clients.matrix import client_documents, matrix_markdown
+    from harness.report.folder import writable_file
 
+    if args.out:
+        writable_file(args.out, "--out")  # before the runs are read (issue 48)
     text = matrix_markdown(client_documents(args.runs))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
         print(f"client matrix: {args.out}")
     else:

@@ -34,11 +34,13 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
 def _diff(args: argparse.Namespace) -> int:
     from harness.conformance.diff import compare, render
     from harness.conformance.runs import load_run
+    from harness.report.folder import writable_file
 
+    if args.out:
+        writable_file(args.out, "--out")  # before the runs are read (issue 48)
     comparison = compare(load_run(args.a), load_run(args.b))
     text = render(comparison, args.format)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
         from harness.conformance.diff import summary_line
 

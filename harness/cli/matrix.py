@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from harness.outcomes import EXIT_HARNESS, EXIT_OK, KEY_ENV
@@ -51,14 +49,13 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def matrix(args: argparse.Namespace) -> int:
-    from harness.orchestrate.child import fresh_output
     from harness.orchestrate.matrix import run_matrix
+    from harness.report.folder import fresh_report_dir
     from harness.report.matrix import column_status, matrix_rows, write_matrix
 
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(args.out or Path("gc-matrix") / stamp).resolve()
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()] if args.profiles else None
-    with fresh_output(out_dir):
+    # A folder of this run's own, writable, checked before any gateway starts (issue 48).
+    with fresh_report_dir(args.out, "gc-matrix", option="--out") as out_dir:
         columns = run_matrix(
             out_dir,
             profiles,
@@ -70,7 +67,7 @@ def matrix(args: argparse.Namespace) -> int:
             args.replay_url,
             args.workers,
         )
-    write_matrix(out_dir, columns)
+        write_matrix(out_dir, columns)
     rows = matrix_rows(columns)
     print(f"\n{len(rows)} rule variants x {len(columns)} gateways; {sum(r.differs for r in rows)} differ")
     for column in columns:

@@ -99,13 +99,21 @@ def _check_catalogs(profiles: Sequence[str] | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from datetime import datetime, timezone
+    from harness.report.folder import fresh_report_dir
 
     if args.examples < 1:
         raise FuzzConfigError("--examples must be at least 1")
+    if args.gateway_url and (not args.profile or len(args.profile) != 1):
+        raise FuzzConfigError("--gateway-url needs exactly one --profile NAME")
     _check_catalogs(args.profile)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = Path(args.report_dir or Path("gc-report") / f"fuzz-{stamp}")
+    # A folder of this run's own, writable, checked before any example is sent (issue 48).
+    with fresh_report_dir(args.report_dir, "gc-report", prefix="fuzz-") as out_dir:
+        runs = _fuzz(args, out_dir)
+    return _report(runs)
+
+
+def _fuzz(args: argparse.Namespace, out_dir: Path) -> list[ProfileRun]:
+    """Each profile fuzzed (yours, or every embedded one), its results written into `out_dir` as it ends."""
     budget = {
         "examples": args.examples,
         "seconds": args.seconds,
@@ -114,8 +122,6 @@ def _run(args: argparse.Namespace) -> int:
     }
     runs: list[ProfileRun] = []
     if args.gateway_url:
-        if not args.profile or len(args.profile) != 1:
-            raise FuzzConfigError("--gateway-url needs exactly one --profile NAME")
         key = args.gateway_key or os.environ.get(KEY_ENV)
         with contextlib.ExitStack() as stack:
             replay_url, tap = None, None
@@ -151,6 +157,10 @@ def _run(args: argparse.Namespace) -> int:
                             "" if gateway == profile else f", profile {gateway}"
                         )
                         print(f"results: {_write(run, where, args, replay_url, description)}", flush=True)
+    return runs
+
+
+def _report(runs: Sequence[ProfileRun]) -> int:
     for run in runs:
         _print_failure(run)
         if run.healthy is not None:

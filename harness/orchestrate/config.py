@@ -1,6 +1,7 @@
 """A run's configuration, one object: the plugin's options (harness/orchestrate/options.py declares them) as the
 plugin and certify both take them, validated once, rendered as the arguments of a child pytest run and as the
-pytest command that reruns a rule. Pure: no I/O beyond looking at the paths it was given."""
+pytest command that reruns a rule. Pure: no I/O beyond looking at the paths it was given (and probing those it
+writes to)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,15 @@ class RunConfig:
             raise ConfigError("--concurrency must be at least 1")
         if (self.repeat != 1 or self.max_requests is not None) and self.upstream != "live":
             raise ConfigError("--repeat and --max-requests apply to --upstream live only")
+        # Where the run writes: probed now, never found unwritable after every rule has run (issue 48).
+        from harness.report.folder import writable_file
+
+        for option, path in (
+            ("--report-json", self.report_json),
+            ("--write-expectations", self.write_expectations),
+        ):
+            if path:
+                writable_file(path, option)
 
     def workers(self) -> int:
         """Rules in flight at once: as given, else 8 against the replay upstream (loopback, cheap) and 4 live

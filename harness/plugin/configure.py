@@ -130,6 +130,11 @@ def _check_options(opt: Any, root: Path) -> Profile:
         )
     try:  # the checks certify makes too: one RunConfig owns them
         RunConfig.from_options(opt).check()
+        # pytest's own report, written at the end: probed now too (issue 48)
+        if getattr(opt, "xmlpath", None):
+            from harness.report.folder import writable_file
+
+            writable_file(opt.xmlpath, "--junitxml")
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from exc
     try:

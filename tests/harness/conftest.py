@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpcore  # noqa: F401
 import pytest
 import yaml  # noqa: F401
@@ -20,3 +22,20 @@ def _inner_runs_without_benchmark(request: pytest.FixtureRequest) -> None:
     addopts do. A test that writes its own ini replaces this one."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\naddopts = -p no:benchmark\n")
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Any) -> Any:
+    """A folder this process cannot write in (issue 48's read-only destinations): made read-only for a user; for root,
+    whom no mode stops, /sys, where even root creates nothing."""
+    import os
+    from pathlib import Path
+
+    if os.geteuid() == 0:
+        yield Path("/sys")
+        return
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    yield folder
+    folder.chmod(0o755)
