@@ -17,7 +17,8 @@ gateway's, and one name per meaning.
     │   ├── ScenarioError        a client scenario file that does not load (harness.clients.scenarios)
     │   └── ReplayConfigError    a case registration the replay upstream cannot honour (harness.replay.state)
     ├── HarnessFailure           the suite could not do its job (a child run, the embedded gateway): exit 2
-    │   └── ReplayError          the replay upstream did not answer its control API as documented
+    │   ├── ReplayError          the replay upstream did not answer its control API as documented
+    │   └── GatewayUnavailable   the gateway does not answer its API at all (an outage): no verdict, exit 2
     ├── CassetteError            a cassette that does not load or validate (harness.cassette.document)
     │   └── DeriveError          a recorded stream that cannot be assembled into its answer (harness.record.derive)
     ├── ProviderError            a provider refused, failed or did not answer `record` (harness.record.providers)
@@ -158,6 +159,11 @@ class ReplayError(HarnessFailure):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class GatewayUnavailable(HarnessFailure):
+    """The gateway did not answer its API at all before any rule ran (no answer in time, the connection cut, a
+    proxy's error page): an outage is not a verdict (harness.orchestrate.preflight)."""
 
 
 class CassetteError(HarnessError):

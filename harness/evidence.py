@@ -10,6 +10,7 @@ from harness.engine.target import Outcome
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
 from harness.outcomes import variant_label
 from harness.spec.model import Rule
+from harness.violation import SHOWN, Violation, cause_first, collapsed
 
 EXCERPT = 2000
 
@@ -52,12 +53,28 @@ def _upstream_text(calls: tuple[UpstreamCall, ...] | None) -> str:
         where = f"{call.path}?{call.query}" if call.query else call.path
         parts.append(f"  [{i}] {call.method} {where}\n{_headers(call.headers)}\n\n    {_text(call.body)}")
         if call.served is not None:
-            source = call.served.cassette or "fault"
             parts.append(
-                f"      → served {call.served.status} from {source}"
+                f"      → served {call.served.status} from {served_source(call.served)}"
                 f"{'' if call.served.interaction is None else f' #{call.served.interaction}'}"
             )
     return "\n".join(parts)
+
+
+def served_source(served: Any) -> str:
+    """Where the replay upstream's answer to a call came from: a cassette, a fault the rule scripts, its refusal as
+    the provider would refuse, or its own diagnostic (no answer scripted for that family, no match: never a fault)."""
+    if served.cassette:
+        return str(served.cassette)
+    if served.fault:
+        return "a fault the rule scripts"
+    if served.provider_refusal:
+        return "the replay's refusal, as the provider would refuse"
+    return "the replay upstream's own diagnostic (no provider answer to give)"
+
+
+def violations(outcome: Outcome) -> list[Violation]:
+    """An outcome's violations as people and results files read them: the cause first, repeats folded."""
+    return collapsed(cause_first(outcome.violations, outcome.exchange, outcome.diagnostics))
 
 
 def failure_text(rule: Rule, outcome: Outcome, rerun: str) -> str:
@@ -70,12 +87,15 @@ def failure_text(rule: Rule, outcome: Outcome, rerun: str) -> str:
         lines.append(f"  reading: {rule.reading}")
     if outcome.reason:
         lines.append(f"  {outcome.reason}")
-    if outcome.violations:
+    found = violations(outcome)
+    if found:
         lines.append("violations:")
-        for v in outcome.violations:
+        for v in found[:SHOWN]:
             lines.append(f"  - [{v.check}] {v.path}: {v.message}")
             lines.append(f"      expected: {_short(v.expected)}")
             lines.append(f"      actual:   {_short(v.actual)}")
+        if len(found) > SHOWN:
+            lines.append(f"  … and {len(found) - SHOWN:,} more (the results file lists them all)")
     ex = outcome.exchange
     if ex is not None:
         lines += [
@@ -88,7 +108,11 @@ def failure_text(rule: Rule, outcome: Outcome, rerun: str) -> str:
         ]
     if outcome.diagnostics:
         lines.append("replay upstream diagnostics during this rule (under -n, may include other rules'):")
-        lines += [f"  - {_short(d, 500)}" for d in outcome.diagnostics]
+        lines += [f"  - {_short(d, 500)}" for d in outcome.diagnostics[:SHOWN]]
+        if len(outcome.diagnostics) > SHOWN:
+            lines.append(
+                f"  … and {len(outcome.diagnostics) - SHOWN:,} more (the results file lists them all)"
+            )
     lines.append(f"rerun: {rerun}")
     return "\n".join(lines)
 
@@ -111,6 +135,8 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
                 c.served.provider_refusal
             ):  # the replay refused the request as the provider would: a root cause
                 served["provider_refusal"] = str(c.served.provider_refusal)
+            if c.served.fault:  # a fault the rule scripts, told from the replay's own diagnostic (issue 48)
+                served["fault"] = _jsonable(dict(c.served.fault))
         return {
             "method": c.method,
             "path": c.path,
@@ -161,7 +187,7 @@ def result_json(rule: Rule, outcome: Outcome, rerun: str, nodeid: str = "") -> d
                 "actual": _jsonable(v.actual),
                 "message": v.message,
             }
-            for v in outcome.violations
+            for v in violations(outcome)
         ],
         "duration": round(outcome.duration, 4),
         "nodeid": nodeid,

@@ -172,7 +172,7 @@ def certify_target(
 ) -> dict[str, Any]:
     """Certify the user's gateway: one profile, the replay upstream served or given (or live)."""
     from harness.modelmap import load_model_map
-    from harness.orchestrate.preflight import check_replay, check_wiring, preflight
+    from harness.orchestrate.preflight import check_model, check_replay, check_wiring, preflight
     from harness.paths import specs_root
     from harness.spec import load_profile
     from harness.surfaces import surface
@@ -182,14 +182,20 @@ def certify_target(
     if run.replay_url:
         check_replay(run.replay_url)  # a dead --replay-url is one line, exit 3
     with replay_for_target(run.upstream, replay_port, run.replay_url) as replay_url:
-        # Before any rule: a gateway no rule could judge is a one-line configuration error, no report.
+        # Before any rule: a gateway no rule could judge is a one-line configuration error (exit 3), one that does
+        # not answer its API at all an outage (exit 2); no report either way.
         inbound = surface(profile.surface)
-        preflight(run.gateway_url, key, profile.base_path, surface=inbound)
+        roles = load_model_map(run.model_map, profile)
+        role = "MODEL" if "MODEL" in roles else next(iter(roles), None)
+        model = roles.get(role) if role else None
+        preflight(run.gateway_url, key, profile.base_path, surface=inbound, model=model)
         if replay_url:
             # Its provider traffic reaches this replay upstream (a gateway wired to another would fail every rule).
-            roles = load_model_map(run.model_map, profile)
-            role = "MODEL" if "MODEL" in roles else next(iter(roles), None)
-            check_wiring(run.gateway_url, key, replay_url, roles.get(role) if role else None, inbound)
+            check_wiring(run.gateway_url, key, replay_url, model, inbound)
+        elif (
+            role and model
+        ):  # live: the model the rules name is one the gateway serves, before any budget is spent
+            check_model(run.gateway_url, key, model, role, run.profile, inbound)
         run = Run(**{**run.__dict__, "replay_url": replay_url, "rerun_base": rerun})
         print(
             f"certifying {run.gateway_url} against profile {run.profile} (upstream: {run.upstream}"

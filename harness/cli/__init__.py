@@ -13,8 +13,8 @@ subcommands with `add_parsers(sub)` and calling the one function that does the w
     profiles.py   roles, new-profile, lint-specs        harness/modelmap.py, harness/spec/
     drift.py      drift                                 harness/drift.py
 
-Exit codes: 0 all as expected, 1 unexpected failures, 2 the harness itself failed, 3 bad configuration (one
-line on stderr, from the ConfigError the work raised).
+Exit codes: 0 all as expected, 1 unexpected failures, 2 the harness itself failed or the gateway does not answer
+its API at all (an outage, one line), 3 bad configuration (one line on stderr, from the ConfigError the work raised).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from harness.cli import (
     report,
     upstream,
 )
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, GatewayUnavailable, HarnessError
 from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 
 GROUPS = (certify, clients, matrix, mutants, fuzz, record, upstream, report, diff, profiles, drift)
@@ -69,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"{prog}: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except GatewayUnavailable as exc:  # an outage, not the harness's failure: said as what it is (exit 2)
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
     except HarnessError as exc:
         print(f"{prog}: harness failure: {exc}", file=sys.stderr)
         return EXIT_HARNESS

@@ -32,7 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
     """A conformance run's bad configuration exits 3, as every gateway-conformance command does (pytest's
-    own usage errors, found before this hook, keep its 4)."""
+    own usage errors, found before this hook, keep its 4); a gateway that does not answer its API at all, 2."""
     if not config.getoption("gateway_url", None):
         return (yield)
     try:
@@ -41,7 +41,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
         from _pytest.config import print_usage_error
 
         print_usage_error(exc, file=sys.stderr)
-        return EXIT_CONFIG
+        return getattr(exc, "gc_exit", EXIT_CONFIG)
 
 
 def pytest_configure(config: pytest.Config) -> None:

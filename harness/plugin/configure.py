@@ -65,7 +65,15 @@ def configure(config: pytest.Config) -> None:
     )
     if not is_worker(config):
         try:
-            _probe(replay_url, opt.gateway_url, target.gateway_key, profile, opt.rule_timeout)
+            _probe(
+                replay_url,
+                opt.gateway_url,
+                target.gateway_key,
+                profile,
+                opt.rule_timeout,
+                models,
+                opt.upstream,
+            )
         except pytest.UsageError:
             state.close()
             raise
@@ -157,12 +165,20 @@ def _load_expectations(path: str | None, profile: str) -> Any:
 
 
 def _probe(
-    replay_url: str | None, gateway_url: str, key: str | None, profile: Profile, rule_timeout: float
+    replay_url: str | None,
+    gateway_url: str,
+    key: str | None,
+    profile: Profile,
+    rule_timeout: float,
+    models: dict[str, str | None],
+    upstream: str,
 ) -> None:
-    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not),
-    waiting no longer than a rule would (--rule-timeout, when it is under the preflight's own 10 s)."""
-    from harness.errors import PreflightError, ReplayError
-    from harness.orchestrate.preflight import preflight
+    """Before any rule: the replay upstream answers, and the preflight finds the gateway (exit 3 if not; exit 2 when
+    it does not answer its API at all), waiting no longer than a rule would (--rule-timeout, when it is under the
+    preflight's own 10 s); live, the gateway serves the model the rules name (exit 3 before any budget is spent)."""
+    from harness.errors import GatewayUnavailable, PreflightError, ReplayError
+    from harness.orchestrate.preflight import TIMEOUT, check_model, preflight
+    from harness.outcomes import EXIT_HARNESS
     from harness.replay.client import ReplayClient
     from harness.surfaces import surface
 
@@ -174,18 +190,19 @@ def _probe(
             raise pytest.UsageError(f"replay upstream at {replay_url} does not answer: {exc}") from exc
         finally:
             probe.close()
-    from harness.orchestrate.preflight import TIMEOUT
-
+    role = "MODEL" if "MODEL" in models else next(iter(models), None)
+    model = models.get(role) if role else None
+    inbound = surface(profile.surface)
     try:
-        preflight(
-            gateway_url,
-            key,
-            profile.base_path,
-            timeout=min(TIMEOUT, rule_timeout),
-            surface=surface(profile.surface),
-        )
+        preflight(gateway_url, key, profile.base_path, min(TIMEOUT, rule_timeout), inbound, model)
+        if upstream == "live" and role and model:
+            check_model(gateway_url, key, model, role, profile.name, inbound, rule_timeout)
     except PreflightError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    except GatewayUnavailable as exc:  # an outage: exit 2, not 3 (pytest_cmdline_main reads the mark)
+        error = pytest.UsageError(str(exc))
+        error.gc_exit = EXIT_HARNESS  # type: ignore[attr-defined]
+        raise error from exc
 
 
 # Features every profile may be run with: the harness's own (the file server on loopback, the slow rules).

@@ -13,6 +13,7 @@ from harness.report import live as live_report
 from harness.report.assets import CSS, LEGEND, SCRIPT
 from harness.report.atoms import chip, esc, run_date, short_json
 from harness.report.panes import panes_html
+from harness.violation import SHOWN
 
 VERDICT_TEXT = {
     "PASS": "every rule as expected",
@@ -31,6 +32,8 @@ def _violations_html(result: Mapping[str, Any]) -> str:
     violations = result.get("violations") or []
     if not violations:
         return ""
+    more = len(violations) - SHOWN
+    violations = violations[:SHOWN]
     rows = "".join(
         f"<tr><td><code>{esc(v.get('check', ''))}</code></td><td><code>{esc(v.get('path', ''))}</code></td>"
         f"<td>{esc(v.get('message', ''))}</td><td><code>{esc(short_json(v.get('expected')))}</code></td>"
@@ -40,6 +43,7 @@ def _violations_html(result: Mapping[str, Any]) -> str:
     return (
         '<table class="violations"><thead><tr><th>check</th><th>path</th><th>what went wrong</th>'
         f"<th>expected</th><th>actual</th></tr></thead><tbody>{rows}</tbody></table>"
+        + (f'<p class="muted">… and {more:,} more: the results file lists them all.</p>' if more > 0 else "")
     )
 
 

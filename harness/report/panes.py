@@ -313,7 +313,14 @@ def _marked_calls(
 def _served_html(served: Any, label: str) -> str:
     if not isinstance(served, Mapping):
         return f'<div class="call"><p class="line">{label}(no record of what was served)</p></div>'
-    source = served.get("cassette") or "an injected fault"
+    if served.get("cassette"):
+        source = str(served["cassette"])
+    elif served.get("fault"):
+        source = "a fault the rule scripts"
+    elif served.get("provider_refusal"):
+        source = "the replay's refusal, as the provider would refuse"
+    else:  # no answer scripted for the family called, no match: the replay's own words, never a fault (issue 48)
+        source = "the replay upstream's own diagnostic: no provider answer to give"
     if served.get("interaction") is not None:
         source = f"{source} #{served['interaction']}"
     return (

@@ -5,10 +5,14 @@ largest first, so a run of 150 failures reads as the two or three fixes it needs
 The strongest evidence comes first: where the replay upstream refused what the gateway sent, as the provider
 would (its `provider_refusal`, harness/replay/validate.py), the failures are grouped by that refusal, whatever
 the gateway then answered its client (a 400 passed on, a 500, a 200 from a retry): the refusal is the cause.
-Otherwise by the gateway's own answer (status, error code and type, and its normalised message)."""
+Otherwise by the gateway's own answer (status, error code and type, and its normalised message), the note quoting
+the first failure's message as the gateway wrote it. Before all of these, the failures the replay upstream could not
+play as written (it had no provider answer to give: no answer scripted for the family the gateway called, no case
+marker), grouped by what it said and named with the fix (issue 48)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -30,8 +34,16 @@ class Pattern:
     refusal: str = ""  # the provider's refusal of what the gateway sent, when that is the shared cause
     of: int = 0  # the failed results of the run, for "N of M failures"
     results: int = 0  # the failed results (variants) in this group
+    quoted: str = ""  # the first failure's message as the gateway wrote it (the note quotes it unchanged)
+    diagnostic: str = ""  # the replay upstream's own words, when it had no provider answer to give (issue 48)
 
     def line(self) -> str:
+        if self.diagnostic:
+            share = f"{self.results} of {self.of} failures" if self.of else f"{self.results} failures"
+            return (
+                f"{share} ({len(self.rules)} {self.profile} rules): the replay upstream had no provider answer to "
+                f"give: “{self.diagnostic}” — {self.cause}"
+            )
         if self.refusal:
             share = f"{self.results} of {self.of} failures" if self.of else f"{self.results} failures"
             return (
@@ -42,7 +54,7 @@ class Pattern:
         if self.code and self.code != str(self.status):
             answer += f" {self.code}"
         if self.message:
-            answer += f": “{self.message}”"
+            answer += f": “{self.quoted or self.message}”"
         return f"{len(self.rules)} {self.profile} rules failed the same way ({answer}): {self.cause}"
 
 
@@ -166,7 +178,87 @@ def failure_patterns(document: Mapping[str, Any], min_group: int = MIN_GROUP) ->
                 len(results),
             )
         )
-    return sorted(patterns, key=lambda p: -p.results) + _answer_patterns(rest, name, min_group, len(failed))
+    replayed, rest = _replay_patterns(rest, name, min_group, len(failed))
+    answered = [_quoting(p, rest) for p in _answer_patterns(rest, name, min_group, len(failed))]
+    return replayed + sorted(patterns, key=lambda p: -p.results) + answered
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _quoting(pattern: Pattern, failed: Sequence[Mapping[str, Any]]) -> Pattern:
+    """The pattern quoting its first failure's message as written: grouping reads a normalised message (ids,
+    numbers and quoted values out), but a note that quotes `gemini-…-pro` names no model anyone can look up."""
+    first = next((r for r in failed if r["rule_id"] == pattern.rules[0]), None)
+    if first is None:
+        return pattern
+    status, _code, _kind, message = _answer(first)
+    if status is not None and 200 <= status < 300:
+        message = _first_violation(first)
+    return dataclasses.replace(pattern, quoted=_clip(" ".join(message.split())))
+
+
+_FOR_RULE = re.compile(r" for rule \S+")
+_FAMILY = re.compile(r"scripted for the (\w+) family")
+
+
+def _replay_cause(said: str, profile: str) -> str:
+    """What to change when the replay upstream had no provider answer to give, read from its words."""
+    family = _FAMILY.search(said)
+    if family:
+        return (
+            f"these rules script no answer for the {family.group(1)} provider family, which the gateway called for "
+            "this model: they cannot be judged on it. Map the model roles to a model the gateway serves from a family "
+            f"they script, or do not claim the features they need (gateway-conformance roles --profile {profile})"
+        )
+    if "case marker" in said:
+        return (
+            "the gateway drops or rewrites the user's text, where the harness's case marker travels, so the replay "
+            "cannot tell which rule a provider call is for: pass the user's text through unchanged"
+        )
+    if said.startswith("cassette "):
+        return (
+            "the gateway's provider request does not match the rule's recorded answer (each diagnostic names the "
+            "field): compare the first failure's upstream request with its cassette"
+        )
+    return (
+        "the replay upstream could not play these rules as written: see the first failure's upstream answer"
+    )
+
+
+def _replay_patterns(
+    failed: Sequence[Mapping[str, Any]], name: str, min_group: int, of: int
+) -> tuple[list[Pattern], list[Mapping[str, Any]]]:
+    """Failures whose cause is the replay's own diagnostic (their first violation, harness/violation.py), grouped by
+    what it said: the largest cause of all, since these rules were never played as written. The rest returned."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    rest = []
+    for r in failed:
+        first = (r.get("violations") or [{}])[0]
+        if first.get("check") == "replay" and isinstance(first.get("actual"), str):
+            groups.setdefault(_FOR_RULE.sub("", first["actual"]), []).append(r)
+        else:
+            rest.append(r)
+    patterns = []
+    for said, results in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        rules = tuple(dict.fromkeys(r["rule_id"] for r in results))
+        if len(rules) < min_group:
+            rest += results
+            continue
+        patterns.append(
+            Pattern(
+                name,
+                None,
+                None,
+                rules,
+                _replay_cause(said, name),
+                of=of,
+                results=len(results),
+                diagnostic=said,
+            )
+        )
+    return patterns, rest
 
 
 def _answer_patterns(

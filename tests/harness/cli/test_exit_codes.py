@@ -101,7 +101,7 @@ def test_matrix_empty_selection_exits_3(tmp_path: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("path", "key", "message"),
     [
-        ("", KEY, "answers 404 with text/plain"),
+        ("", KEY, "answers 404 with 9 bytes of text/plain (“Not Found”)"),
         ("/v1", None, "answers 401 and no key was given: set GC_GATEWAY_KEY"),
         ("/v1", "wrong-key", "refused the key (HTTP 401: invalid_api_key invalid key)"),
     ],
@@ -162,7 +162,7 @@ def test_certify_preflight_exits_3_without_a_report(
 def test_preflight_diagnosis_of_an_html_404_and_of_answers_the_rules_judge() -> None:
     html = ProbeAnswer(404, b"<html><body>Not Found</body></html>", "text/html; charset=utf-8")
     line = diagnose("http://gw:8080", html, key_given=True, base_path=None)
-    assert line is not None and "answers 404 with HTML" in line and "did you forget /v1?" in line
+    assert line is not None and "answers 404 with an HTML page" in line and "did you forget /v1?" in line
     # Issue 20: a 404 with an OpenAI error envelope is a missing endpoint too (gateways envelope unknown
     # paths); only an envelope about the model means the endpoint read the body.
     envelope = json.dumps({"error": {"message": "Unknown path", "type": "invalid_request_error"}}).encode()
@@ -473,7 +473,8 @@ def test_many_rules_failing_the_same_way_get_one_note_with_the_likely_cause() ->
                     + [_failed(f"lyrouter/x/f{i}", 400, bad_field, 200) for i in range(5)])  # fmt: skip
     two_text = summarize([two])
     assert two_text.count("failed the same way (HTTP 400 invalid_request_error: ") == 2
-    assert "max_tokens: required (rule …)" in two_text and "unknown field …" in two_text
+    # each quoted as the gateway wrote it (issue 48: a normalised quote read `gemini-…-pro`)
+    assert "“max_tokens: required (rule [gc:r#1a2b3c])”" in two_text and "“unknown field 'n'”" in two_text
     for text in (summarize([document]), markdown_summary([document])):
         assert (
             text.count("17 lyrouter rules failed the same way (HTTP 503 no_route_candidate: “no route”)") == 1
