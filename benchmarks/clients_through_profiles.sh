@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Responses clients through the reference gateway in each of its profiles, not only the one `clients --profile
 # responses` embeds (ezat). The scenarios script Anthropic's answers (cassettes/clients/anthropic/), so each gateway
-# is asked for its Anthropic-routed model: ezat claude-sonnet-5-5 (its MODEL), lyrouter claude-sonnet-5-5 (its
+# is asked for its Anthropic-routed model: ezat anthropic/claude-sonnet-5-5 (its MODEL), lyrouter claude-sonnet-5-5 (its
 # Anthropic channel), relay claude-sonnet (its MODEL_ANTHROPIC). Everything binds 127.0.0.1; each run stops what it
 # started. Reports: $OUT/<profile>/ (default /tmp/gc-clients-profiles).
 #   usage: benchmarks/clients_through_profiles.sh [ezat|lyrouter|relay ...]   (default: all three)
@@ -17,7 +17,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 status=0
 for prof in "${profiles[@]}"; do
   case "$prof" in
-    ezat|lyrouter) model=claude-sonnet-5-5 ;;
+    ezat) model=anthropic/claude-sonnet-5-5 ;;
+    lyrouter) model=claude-sonnet-5-5 ;;
     relay) model=claude-sonnet ;;
     *) echo "unknown profile $prof (ezat, lyrouter, relay)" >&2; exit 3 ;;
   esac

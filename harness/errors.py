@@ -33,8 +33,10 @@ exception class has its place:
     RuleFailure                  a rule variant failed: the gateway's fault, how a pytest item says so
     SimulatorRequestError        a request the simulated provider refuses: answered as that provider's 400
     DeliberateDrop               the replay upstream cutting a connection on purpose (a scripted fault)
+    Interrupted                  SIGINT or SIGTERM: the run stops, keeps what it judged, exits 128 + the signal
     ShrinkStillFails             inside hypothesis's shrinker: this smaller case still fails (harness.fuzz.shrink)
     ShrinkOutOfTime              the shrinker's time is up: keep the smallest failure so far (harness.fuzz.shrink)
+    InBandError                  a WebSocket turn's `error` event, raised as an application would (harness.clients)
 
 The runner turns any HarnessError raised while running a rule into HARNESS_ERROR with its message; any
 other exception there is a bug of the suite and is reported as HARNESS_ERROR with its traceback.
@@ -43,12 +45,20 @@ Pure: this module imports nothing of the harness, so every package can raise wha
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 NOT_HARNESS_ERRORS = frozenset(
-    {"RuleFailure", "SimulatorRequestError", "DeliberateDrop", "ShrinkStillFails", "ShrinkOutOfTime"}
+    {
+        "RuleFailure",
+        "SimulatorRequestError",
+        "DeliberateDrop",
+        "ShrinkStillFails",
+        "ShrinkOutOfTime",
+        "InBandError",
+    }
 )
 
 
@@ -226,9 +236,28 @@ class DeliberateDrop(Exception):
     """Raised to make uvicorn close the connection mid-body (drop_after_bytes): no chunked terminator."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM (what Ctrl-C, `timeout` and a CI cancel send), raised in the main thread: the run stops its
+    children, writes what it judged so far marked `interrupted` and exits 128 + `signum` (harness.orchestrate.processes).
+    A KeyboardInterrupt, so that whatever cleans up after Ctrl-C cleans up after SIGTERM too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class ShrinkStillFails(Exception):
     """Raised inside hypothesis for a case that breaks one of the original invariants."""
 
 
 class ShrinkOutOfTime(BaseException):
     """Ends hypothesis's run from inside the test (a BaseException: hypothesis does not catch it as a failure)."""
+
+
+class InBandError(RuntimeError):
+    """A Responses WebSocket turn's `error` event, raised as an application raises it (openai-python yields the event;
+    the client drivers raise it so the library's answer is an error observation, named by the event's status)."""
+
+    def __init__(self, event: Mapping[str, Any]) -> None:
+        super().__init__(f"WebSocket error event: {json.dumps(dict(event), default=str)[:400]}")
+        self.event = dict(event)

@@ -130,6 +130,7 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
                 "body": _text(c.served.body, 20000),
                 "cassette": c.served.cassette,
                 "interaction": c.served.interaction,
+                **({"paced_seconds": c.served.paced_seconds} if c.served.paced_seconds else {}),
             }
             if (
                 c.served.provider_refusal
@@ -160,6 +161,12 @@ def _exchange_json(ex: Exchange | None) -> dict[str, Any] | None:
             "transport_error": ex.response.transport_error,
             "elapsed": round(ex.response.elapsed, 4),
             "truncated": ex.response.truncated,
+            # per read: [bytes so far, seconds since sending] (what tells a stream from a buffered answer)
+            **(
+                {"arrivals": [[n, round(s, 4)] for n, s in ex.response.arrivals]}
+                if ex.response.arrivals
+                else {}
+            ),
         },
         "upstream": None if ex.upstream is None else [call(c) for c in ex.upstream],
     }

@@ -20,11 +20,27 @@ class SentRequest:
     headers: Mapping[str, str]
     body: bytes
     json: Any = None  # the parsed body when it was JSON, else None
+    # How it was sent: `http`, or `websocket` (the surface's transport variant: `url` is the ws:// address the
+    # upgrade went to, `headers` the upgrade's, `body` the message that started the turn, `json` the request body
+    # that message carries, as the HTTP request would carry it).
+    transport: str = "http"
+
+
+SWITCHING_PROTOCOLS = 101  # a WebSocket upgrade accepted: the socket then carries the answer's events
+
+
+def served_status(status: int | None) -> bool:
+    """Whether an answer was served: a 2xx, or an accepted WebSocket upgrade whose socket carried the events."""
+    return status is not None and (200 <= status < 300 or status == SWITCHING_PROTOCOLS)
 
 
 @dataclass(frozen=True)
 class ReceivedResponse:
-    """The gateway's answer as received. `status` is None when no response arrived at all."""
+    """The gateway's answer as received. `status` is None when no response arrived at all.
+
+    Over a WebSocket (`SentRequest.transport`), `status`, `headers` are the upgrade's answer (101, or the refusal's
+    status, headers and body), and `raw` holds the events of the turn as the SSE framing the HTTP path receives
+    (`event: <type>` / `data: <the message>`), so every check reads both transports alike."""
 
     status: int | None
     headers: Mapping[str, str]
@@ -34,6 +50,9 @@ class ReceivedResponse:
     )
     elapsed: float = 0.0
     truncated: bool = False  # the runner stopped reading at its byte cap
+    # When the body arrived: per read, (bytes received so far, seconds since the request was sent). What lets a
+    # check tell a stream from an answer held back and sent at once (the `streamed` expectation).
+    arrivals: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,7 @@ class ServedAnswer:
     interaction: int | None = None
     fault: Mapping[str, Any] | None = None
     provider_refusal: str | None = None  # what the provider it plays would refuse in the request
+    paced_seconds: float = 0.0  # the pauses the replay put between the answer's pieces (`pacing`, faults)
 
 
 @dataclass(frozen=True)
@@ -92,3 +112,6 @@ class Exchange:
     steps: tuple[Exchange, ...] = ()
     # The inbound surface the request was made in (harness/surfaces/): it says what the answer means.
     surface: str = "chat-completions"
+    # What the gateway's set-up declares for its claimed features, by feature, keys left out
+    # (harness/featuresetup.py): what `own_limit`, `forwards_headers` and `cost` read.
+    setup: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

@@ -46,13 +46,16 @@ NOT_JUDGED: frozenset[str] = frozenset({NOT_APPLICABLE, SKIP})
 # Exit codes of every command (README "What certify does"). 5, as pytest's "no tests collected": the run judged
 # nothing (or too little of what it was asked), which is never a pass.
 EXIT_OK, EXIT_FAILURES, EXIT_HARNESS, EXIT_CONFIG, EXIT_NOTHING_JUDGED = 0, 1, 2, 3, 5
+# A run stopped by a signal exits 128 + its number, as a shell reports it: 130 for SIGINT, 143 for SIGTERM.
+EXIT_INTERRUPTED = 130
 
-Verdict = Literal["PASS", "FAIL", "INCOMPLETE", "UNJUDGED"]
+Verdict = Literal["PASS", "FAIL", "INCOMPLETE", "UNJUDGED", "INTERRUPTED"]
 VERDICT_EXIT: Mapping[str, int] = {
     "PASS": EXIT_OK,
     "FAIL": EXIT_FAILURES,
     "INCOMPLETE": EXIT_HARNESS,
     "UNJUDGED": EXIT_NOTHING_JUDGED,
+    "INTERRUPTED": EXIT_INTERRUPTED,
 }
 # Why a rule variant asked for was not judged although the user asked for it (a model role mapped to nothing): such
 # variants count against the run, unlike a feature not claimed (the user did not ask for it).
@@ -73,7 +76,10 @@ def variant_label(variant: Mapping[str, Any]) -> str:
 
 
 def verdict(document: Mapping[str, Any]) -> Verdict:
-    """One results document's verdict: INCOMPLETE (the suite failed), FAIL, or PASS."""
+    """One results document's verdict: INTERRUPTED (stopped by a signal: what it judged so far, never a pass),
+    INCOMPLETE (the suite failed), FAIL, UNJUDGED, or PASS."""
+    if document.get("interrupted"):
+        return "INTERRUPTED"
     totals = document["totals"]
     if totals.get(HARNESS_ERROR, 0) or document.get("collection_errors", 0):
         return "INCOMPLETE"
@@ -102,7 +108,7 @@ def judged_too_little(document: Mapping[str, Any]) -> bool:
 
 def overall_verdict(documents: Iterable[Mapping[str, Any]]) -> Verdict:
     verdicts = {verdict(d) for d in documents}
-    worst = ("INCOMPLETE", "FAIL", "UNJUDGED")
+    worst = ("INTERRUPTED", "INCOMPLETE", "FAIL", "UNJUDGED")
     return next((v for v in worst if v in verdicts), "PASS")  # type: ignore[return-value]
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl
 
-from harness.exchange import UpstreamCall
+from harness.exchange import Exchange, UpstreamCall
 
 KEY_PLACEHOLDER = "<GATEWAY_KEY>"
 UPSTREAM_PLACEHOLDER = "<UPSTREAM_KEY>"
@@ -72,3 +72,43 @@ def redact_call(call: UpstreamCall, key: str | None) -> UpstreamCall:
     if body != call.body and parsed is not None:
         parsed = json.loads(body)
     return dataclasses.replace(call, headers=headers, body=body, json=parsed, query=query, path=path)
+
+
+def redact_setup_keys(exchange: Exchange, keys: Mapping[str, str]) -> Exchange:
+    """The keys a gateway's set-up declares (harness/featuresetup.py: `OVER_BUDGET_KEY` → its value) become
+    `<OVER_BUDGET_KEY>` everywhere the exchange holds them: the request, the answer, every upstream call (where a
+    gateway that leaked one would show it)."""
+    pairs = [(value, f"<{name}>") for name, value in keys.items() if value]
+    if not pairs:
+        return exchange
+
+    def text(value: str) -> str:
+        for secret, placeholder in pairs:
+            value = value.replace(secret, placeholder)
+        return value
+
+    def data(value: bytes) -> bytes:
+        for secret, placeholder in pairs:
+            value = value.replace(secret.encode(), placeholder.encode())
+        return value
+
+    def call(one: UpstreamCall) -> UpstreamCall:
+        body = data(one.body)
+        parsed = json.loads(body) if body != one.body and one.json is not None else one.json
+        headers = {k: text(v) for k, v in one.headers.items()}
+        return dataclasses.replace(one, headers=headers, body=body, json=parsed, query=text(one.query))
+
+    request = exchange.request
+    body = data(request.body)
+    parsed = json.loads(body) if body != request.body and request.json is not None else request.json
+    response = exchange.response
+    return dataclasses.replace(
+        exchange,
+        request=dataclasses.replace(
+            request, headers={k: text(v) for k, v in request.headers.items()}, body=body, json=parsed
+        ),
+        response=dataclasses.replace(
+            response, headers={k: text(v) for k, v in response.headers.items()}, raw=data(response.raw)
+        ),
+        upstream=None if exchange.upstream is None else tuple(call(c) for c in exchange.upstream),
+    )

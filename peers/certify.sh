@@ -13,7 +13,9 @@
 #   PEER_VERSION       the pinned version (the stored runs' folder is implementations/<name>-<version>/)
 #   PEER_REPLAY_PORT   the loopback port the replay upstream is served on (the peer's provider URLs point there)
 #   PEER_URL, PEER_KEY the gateway's base URL and the key clients send it (peer_start may set them per set-up)
-#   PEER_RUNS          one line per run: "RUN PROFILE SETUP IMPLEMENTATION-FILE FEATURE..."
+#   PEER_RUNS          one line per run: "RUN PROFILE SETUP IMPLEMENTATION-FILE FEATURE..."; a FEATURE word
+#                      rule=GLOB instead judges only the rules matching GLOB (a set-up made for some features,
+#                      whose other verdicts would be the set-up's, not the gateway's)
 #   peer_install       installs the pinned peer into $PEERS/<name> unless it is there
 #   peer_start SETUP   starts it on loopback for one set-up; peer_stop SETUP stops what peer_start started
 set -euo pipefail
@@ -57,7 +59,10 @@ certify_peer() (  # a subshell per peer: its peer.sh's names never reach the nex
       read -r run profile setup impl features <<<"$line"
       [ "$setup" = "$s" ] && wanted "$run" || continue
       tmp="$PEERS/$name-$run-report"; rm -rf "$tmp"
-      flags=(); for f in $features; do flags+=(--feature "$f"); done
+      flags=(); read -r -a words <<<"$features"  # not `for f in $features`: a rule GLOB would be expanded
+      for f in "${words[@]+"${words[@]}"}"; do
+        case "$f" in rule=*) flags+=(--rule "${f#rule=}") ;; *) flags+=(--feature "$f") ;; esac
+      done
       echo "== $name $PEER_VERSION: $run (profile $profile, set-up $s)"
       GC_GATEWAY_KEY=$PEER_KEY python3 -m harness.cli certify --gateway-url "$PEER_URL" --profile "$profile" \
         --replay-port "$PEER_REPLAY_PORT" --model-map "$PEER_HERE/maps/$run.yaml" "${flags[@]+"${flags[@]}"}" \

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from reference_gateway.flows import flow_for
@@ -29,7 +29,7 @@ def create_app(settings: GatewaySettings, hooks: Hooks | None = None) -> ASGIApp
     services = Services(settings, hooks)
     flow = flow_for(services)
     endpoints = Endpoints(settings, services.intake)
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/healthz", endpoints.healthz, methods=["GET"]),
         Route("/api/models", endpoints.model_capabilities),
     ]

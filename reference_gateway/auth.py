@@ -45,6 +45,13 @@ class KeyRing:
         return None
 
 
+def presented_key(
+    headers: Mapping[str, str], bearer_case_sensitive: bool = False, authorization_only: bool = False
+) -> str | None:
+    """The key the request presents (`Authorization: Bearer`, else `x-api-key`), or None."""
+    return _presented_key(headers, bearer_case_sensitive, authorization_only)
+
+
 def _presented_key(
     headers: Mapping[str, str], bearer_case_sensitive: bool, authorization_only: bool
 ) -> str | None:

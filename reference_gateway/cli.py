@@ -14,6 +14,7 @@ from typing import Any
 
 from reference_gateway.app import GatewaySettings, create_app
 from reference_gateway.auth import KeyRing
+from reference_gateway.policy.keys import KeyPolicyError, parse_key_policies
 from reference_gateway.policy.models import ModelCatalogError, load_catalog
 from reference_gateway.policy.profiles import PROFILES, get_profile
 from reference_gateway.upstream.client import UpstreamSettings
@@ -98,6 +99,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-auth", action="store_true", help="accept requests without a client key")
     parser.add_argument(
+        "--rate-limit",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="a client key (accepted like --api-key) limited to N requests a minute, 0 for none: the gateway's own "
+        "429, with Retry-After and the header x-gateway-ratelimited (repeatable)",
+    )
+    parser.add_argument(
+        "--over-budget-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a client key (accepted like --api-key) whose budget is spent: refused before any provider call in the "
+        "profile's words (repeatable)",
+    )
+    parser.add_argument(
         "--models",
         metavar="FILE",
         help="model catalog YAML (default: the one shipped for the profile, e.g. models-lyrouter.yaml)",
@@ -158,7 +175,11 @@ class _Refused(Exception):
 
 
 def _settings(args: argparse.Namespace) -> GatewaySettings:
-    keys = [*args.api_key, *os.environ.get(KEYS_ENV, "").split(",")]
+    try:
+        policies = parse_key_policies(args.rate_limit, args.over_budget_key)
+    except KeyPolicyError as exc:
+        raise _Refused(str(exc)) from exc
+    keys = [*args.api_key, *os.environ.get(KEYS_ENV, "").split(","), *policies]
     ring = KeyRing.of(keys)
     if not ring.keys and not args.no_auth:
         raise _Refused(f"give --api-key KEY (or ${KEYS_ENV}), or --no-auth")
@@ -200,6 +221,7 @@ def _settings(args: argparse.Namespace) -> GatewaySettings:
         state_url=args.state_url or os.environ.get(STATE_ENV) or default_state_url(),
         cache_ttl_seconds=args.cache_ttl_seconds,
         max_image_bytes=args.max_image_bytes,
+        key_policies=policies,
     )
 
 

@@ -208,7 +208,7 @@ def forwarded(status: int, body: bytes, headers: Mapping[str, str], *, retryable
     """An upstream error passed on unchanged: its status, its body and its content type (LYRouter: "Errors
     returned by the upstream provider are forwarded unchanged")."""
     media_type = headers.get("content-type") or "application/json"
-    passed = {name: headers[name] for name in _RETRY_HEADERS if name in headers}
+    passed = passed_headers(headers)
     return GatewayError(
         status,
         "The upstream provider returned an error.",
@@ -241,7 +241,23 @@ _STATUS_OF_TYPE: Mapping[str, int] = MappingProxyType(
 )
 
 _RETRY_HEADERS = ("retry-after", "retry-after-ms")
+# What a client reads on an error besides its body, passed on from the provider's answer (gateway features, "Rate
+# limits": "The provider's rate-limit headers reach the client with their values") and kept by every surface's
+# error envelope: the retry hints and the provider's rate-limit headers, and the mark of the gateway's own limit.
+_PASSED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+_PASSED_NAMES = frozenset({*_RETRY_HEADERS, "x-should-retry", "x-gateway-ratelimited"})
 _MAX_MESSAGE = 500
+
+
+def passed_header(name: str) -> bool:
+    """Whether an answer header travels with an error to the client, whichever surface answers it."""
+    lowered = name.lower()
+    return lowered in _PASSED_NAMES or lowered.startswith(_PASSED_PREFIXES)
+
+
+def passed_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The headers of a provider's answer (or a gateway error) that an error passes on (`passed_header`)."""
+    return {name.lower(): value for name, value in (headers or {}).items() if passed_header(name)}
 
 
 def _upstream_message(error: Mapping[str, Any]) -> str:
@@ -281,11 +297,7 @@ def from_upstream(
     upstream_type = error.get("type")
     if status is None or status == 200:
         status = _STATUS_OF_TYPE.get(upstream_type if isinstance(upstream_type, str) else "", 500)
-    passed: dict[str, str] = {}
-    for name in _RETRY_HEADERS:
-        value = (headers or {}).get(name)
-        if value is not None:
-            passed[name] = value
+    passed = passed_headers(headers)
     if status == 400 and _over_context_window(error):
         # OpenAI's code for it, the one clients key their trimming on (openai contract, Errors).
         return GatewayError(

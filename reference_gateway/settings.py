@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
 
 from reference_gateway.auth import KeyRing
+from reference_gateway.policy.keys import KeyPolicy
 from reference_gateway.policy.models import ModelCatalog
 from reference_gateway.policy.vocabulary import Profile
 from reference_gateway.upstream.client import UpstreamSettings
@@ -40,6 +41,8 @@ class GatewaySettings:
     max_image_bytes: int | None = None
     # A reading (the docs are silent): request headers over 64 KB in all are a 431 envelope.
     max_header_bytes: int = 64 * 1024
+    # The gateway's own limits on client keys (--rate-limit KEY=N, --over-budget-key KEY), by key.
+    key_policies: Mapping[str, KeyPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

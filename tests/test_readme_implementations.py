@@ -65,13 +65,29 @@ def _failing(peer: str) -> set[str]:
     return out
 
 
+# Each gateway's bullet in the README's short read, and its folder prefix under implementations/.
+READ_BULLETS = (
+    ("portkey", "**Portkey"),
+    ("litellm", "**LiteLLM"),
+    ("smg", "**SMG"),
+    ("ccr", "**Claude Code Router"),
+    ("tensorzero", "**TensorZero"),
+    ("claude-gateway", "**Claude apps gateway"),
+)
+
+
+def test_every_stored_gateway_has_a_short_read() -> None:
+    stored = {path.name.rsplit("-", 1)[0] for path in FOLDER.iterdir() if path.is_dir()}
+    assert stored == {peer for peer, _ in READ_BULLETS}
+
+
 def test_every_rule_the_readme_names_against_a_vendor_failed_in_its_stored_runs() -> None:
-    read = README[README.index("## Real gateways: LiteLLM and Portkey") :]
+    read = README[README.index("## Real gateways\n") :]
     read = read[: read.index("\n## ")]
-    for peer, name in (("portkey", "**Portkey"), ("litellm", "**LiteLLM")):
+    for peer, name in READ_BULLETS:
         bullet = read[read.index(f"- {name}") :]
         bullet = bullet[: bullet.find("\n- ", 3) if "\n- " in bullet[3:] else len(bullet)]
-        rule = r"`((?:openai|anthropic|ezat)/[a-z0-9-]+/[a-z0-9-]+)`"
+        rule = r"`((?:openai|anthropic|responses|ezat)/[a-z0-9-]+/[a-z0-9-]+)`"
         failing_part, _, passing_part = bullet.partition("Not found on")
         claimed = set(re.findall(rule, failing_part))
         assert claimed, peer

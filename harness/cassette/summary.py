@@ -360,8 +360,8 @@ def _gemini_error(error: dict[str, Any]) -> str | None:
 def _responses_item(item: Any) -> str:
     item = _dict(item)
     kind = str(item.get("type"))
-    if kind == "function_call" and isinstance(item.get("name"), str):
-        return f"function_call({item['name']})"
+    if kind in ("function_call", "custom_tool_call") and isinstance(item.get("name"), str):
+        return f"{kind}({item['name']})"
     return kind
 
 

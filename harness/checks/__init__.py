@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.errors import CheckError
-from harness.exchange import Exchange
+from harness.exchange import Exchange, served_status
 from harness.surfaces import surface_of
 from harness.surfaces.base import Surface
 from harness.violation import Check, Violation
@@ -31,13 +31,13 @@ def check_for(kind: str, surface: Surface) -> Check:
 
 
 def implicit(expect: Mapping[str, Any]) -> bool:
-    """Whether a rule's expectations get the surface's implicit answer checks: it expects a served answer (2xx)
-    and names no schema or error of its own."""
+    """Whether a rule's expectations get the surface's implicit answer checks: it expects a served answer (2xx, or
+    101: a WebSocket upgrade whose socket carries the events) and names no schema or error of its own."""
     if "schema" in expect or "shape" in expect or expect.get("error"):
         return False
     status = expect.get("status", 200)
     statuses = status if isinstance(status, list) else [status]
-    return all(isinstance(s, int) and 200 <= s < 300 for s in statuses)
+    return all(isinstance(s, int) and served_status(s) for s in statuses)
 
 
 def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]:
@@ -56,8 +56,10 @@ def run_checks(expect: Mapping[str, Any], exchange: Exchange) -> list[Violation]
 
 # Registration: the generic check kinds. The kinds whose meaning is a surface's own (stream_order,
 # finish_reason, stream_matches_nonstream, shape, the live forms) are the surface's (harness/surfaces/).
+from harness.checks import gateway as _gateway  # noqa: E402
 from harness.checks import listener as _listener  # noqa: E402
 from harness.checks import response as _response  # noqa: E402
+from harness.checks import streamed as _streamed  # noqa: E402
 from harness.checks import upstream as _upstream  # noqa: E402
 
 CHECKS.update(
@@ -78,8 +80,14 @@ CHECKS.update(
         "upstream_compare": _upstream.check_upstream_compare,
         "listener": _listener.check_listener,
         "elapsed": _listener.check_elapsed,
+        "streamed": _streamed.check_streamed,
         "provider_accepts": _upstream.check_provider_accepts,
         "upstream_path": _upstream.check_upstream_path,
+        # What a gateway adds (specs/features/gateway-features.md), read against its set-up.
+        "forwards_headers": _gateway.check_forwards_headers,
+        "own_limit": _gateway.check_own_limit,
+        "not_retried": _gateway.check_not_retried,
+        "cost": _gateway.check_cost,
     }
 )
 

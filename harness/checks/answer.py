@@ -31,8 +31,26 @@ class ToolUse:
     id: str | None
     name: str | None
     arguments: str  # the input as a JSON string (compact when it parses)
-    # A streamed OpenAI-family call: its `function.arguments` fragments in the order the provider sent them.
+    # A streamed OpenAI-family call: its `function.arguments` fragments in the order the provider sent them (a
+    # Responses custom tool call: its input deltas).
     fragments: tuple[str, ...] = ()
+    # A Responses custom tool call's freeform `input` (its `arguments` read as `{"input": <input>}`, the form a
+    # gateway that offers a custom tool as a function taking its text gets back from another family).
+    custom_input: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The call's freeform text: a custom tool call's input, or the lone string argument `input` of a call
+        whose arguments are `{"input": <string>}`; None otherwise."""
+        if self.custom_input is not None:
+            return self.custom_input
+        try:
+            value = json.loads(self.arguments)
+        except ValueError:
+            return None
+        if isinstance(value, dict) and list(value) == ["input"] and isinstance(value["input"], str):
+            return value["input"]
+        return None
 
 
 @dataclass(frozen=True)
@@ -47,7 +65,12 @@ class UpstreamAnswer:
     raw_usage: Mapping[str, Any] = field(default_factory=dict)  # the final usage object as served
     tool_uses: tuple[ToolUse, ...] = ()
     thinking: str = ""
-    signature: str = ""  # the thinking blocks' signatures joined (Anthropic); reasoning items' encrypted_content (Responses)
+    # The thinking blocks' signatures joined (Anthropic); reasoning items' encrypted_content (Responses); the parts'
+    # thoughtSignature values (Gemini).
+    signature: str = ""
+    # Anthropic: the thinking and redacted_thinking blocks whole, in order (a stream's assembled from its deltas):
+    # what the next turn must send back unchanged.
+    thinking_blocks: tuple[Mapping[str, Any], ...] = ()
 
 
 def last_served(exchange: Exchange) -> ServedAnswer | None:
@@ -135,6 +158,7 @@ def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
     text: list[str] = []
     thinking: list[str] = []
     signatures: list[str] = []
+    blocks: list[Mapping[str, Any]] = []
     tools: list[ToolUse] = []
     for block in body.get("content") or []:
         if not isinstance(block, Mapping):
@@ -146,6 +170,8 @@ def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
             signatures.append(str(block.get("signature") or ""))
         elif block.get("type") == "tool_use":
             tools.append(ToolUse(block.get("id"), block.get("name"), _compact(block.get("input", {}))))
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            blocks.append(dict(block))
     usage = body.get("usage")
     return UpstreamAnswer(
         format="anthropic",
@@ -159,6 +185,7 @@ def _anthropic_message(body: Mapping[str, Any]) -> UpstreamAnswer:
         tool_uses=tuple(tools),
         thinking="".join(thinking),
         signature="".join(signatures),
+        thinking_blocks=tuple(blocks),
     )
 
 
@@ -189,6 +216,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
     text: list[str] = []
     thinking: list[str] = []
     signatures: list[str] = []
+    whole: list[Mapping[str, Any]] = []
     tools: list[ToolUse] = []
     for block in blocks.values():
         start, parts = block["start"], block["parts"]
@@ -196,8 +224,17 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
             text.append(start.get("text") or "")
             text.extend(p.get("text", "") for p in parts if p.get("type") == "text_delta")
         elif start.get("type") == "thinking":
-            thinking.extend(p.get("thinking", "") for p in parts if p.get("type") == "thinking_delta")
-            signatures.extend(p.get("signature", "") for p in parts if p.get("type") == "signature_delta")
+            said = [p.get("thinking", "") for p in parts if p.get("type") == "thinking_delta"]
+            signed = [p.get("signature", "") for p in parts if p.get("type") == "signature_delta"]
+            thinking.extend(said)
+            signatures.extend(signed)
+            whole.append({
+                "type": "thinking",
+                "thinking": str(start.get("thinking") or "") + "".join(t for t in said if isinstance(t, str)),
+                "signature": str(start.get("signature") or "") + "".join(t for t in signed if isinstance(t, str)),
+            })  # fmt: skip
+        elif start.get("type") == "redacted_thinking":
+            whole.append(dict(start))
         elif start.get("type") == "tool_use":
             joined = "".join(p.get("partial_json", "") for p in parts if p.get("type") == "input_json_delta")
             parsed = reading.parse_json(joined) if joined else reading.Parsed(True, start.get("input", {}))
@@ -216,6 +253,7 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> UpstreamAnswer:
         tool_uses=tuple(tools),
         thinking="".join(t for t in thinking if isinstance(t, str)),
         signature="".join(s for s in signatures if isinstance(s, str)),
+        thinking_blocks=tuple(whole),
     )
 
 
@@ -275,6 +313,7 @@ def _gemini(responses: list[Mapping[str, Any]], *, stream: bool) -> UpstreamAnsw
     """One GenerateContentResponse, or a stream's events (each holding only its new parts; the last usage wins)."""
     text: list[str] = []
     thinking: list[str] = []
+    signatures: list[str] = []
     tools: list[ToolUse] = []
     stop_reason = None
     usage: Mapping[str, Any] = {}
@@ -285,6 +324,8 @@ def _gemini(responses: list[Mapping[str, Any]], *, stream: bool) -> UpstreamAnsw
         for part in content.get("parts") or []:
             if not isinstance(part, Mapping):
                 continue
+            if isinstance(part.get("thoughtSignature"), str):
+                signatures.append(part["thoughtSignature"])
             if isinstance(part.get("text"), str):
                 (thinking if part.get("thought") is True else text).append(part["text"])
             elif isinstance(part.get("functionCall"), Mapping):
@@ -306,6 +347,7 @@ def _gemini(responses: list[Mapping[str, Any]], *, stream: bool) -> UpstreamAnsw
         raw_usage=dict(usage),
         tool_uses=tuple(tools),
         thinking="".join(thinking),
+        signature="".join(signatures),
     )
 
 
@@ -325,8 +367,9 @@ def _gemini_usage(usage: Mapping[str, Any]) -> dict[str, int]:
 def _responses(
     response: Mapping[str, Any], *, stream: bool, fragments: Mapping[str, list[str]] | None = None
 ) -> UpstreamAnswer:
-    """A Response object: its message items' output_text, its function_call items (call_id, name, arguments), its
-    reasoning summaries; the stop reason is its status, or `incomplete:<reason>`."""
+    """A Response object: its message items' output_text, its function_call items (call_id, name, arguments) and
+    custom_tool_call items (call_id, name, input), its reasoning summaries; the stop reason is its status, or
+    `incomplete:<reason>`."""
     text: list[str] = []
     thinking: list[str] = []
     sealed: list[str] = []
@@ -349,6 +392,12 @@ def _responses(
                     arguments if isinstance(arguments, str) else _compact(arguments),
                     pieces,
                 )
+            )
+        elif item.get("type") == "custom_tool_call":
+            entered = item.get("input") if isinstance(item.get("input"), str) else ""
+            pieces = tuple((fragments or {}).get(str(item.get("id")), ()))
+            tools.append(
+                ToolUse(item.get("call_id"), item.get("name"), _compact({"input": entered}), pieces, entered)
             )
         elif item.get("type") == "reasoning":
             if isinstance(item.get("encrypted_content"), str):
@@ -376,14 +425,18 @@ def _responses(
 
 
 def _responses_stream(events: list[dict[str, Any]]) -> UpstreamAnswer | None:
-    """A Responses stream: its terminal event's response, each call's argument deltas as they came."""
+    """A Responses stream: its terminal event's response, each call's argument (or custom input) deltas as they
+    came."""
     final: Mapping[str, Any] | None = None
     fragments: dict[str, list[str]] = {}
     for event in events:
         kind = event.get("type")
         if kind in ("response.completed", "response.incomplete", "response.failed"):
             final = reading.as_object(event.get("response"))
-        elif kind == "response.function_call_arguments.delta" and isinstance(event.get("delta"), str):
+        elif kind in (
+            "response.function_call_arguments.delta",
+            "response.custom_tool_call_input.delta",
+        ) and isinstance(event.get("delta"), str):
             fragments.setdefault(str(event.get("item_id")), []).append(event["delta"])
     if final is None:
         return None

@@ -41,6 +41,7 @@ MATCHER_KEYS: Final = frozenset(
         "excludes",
         "less_than",
         "greater_than",
+        "suffix_of",
     }
 )
 _REF_KEYS: Final = (
@@ -55,6 +56,7 @@ _REF_KEYS: Final = (
     "schema",
     "less_than",
     "greater_than",
+    "suffix_of",
 )
 
 
@@ -179,6 +181,11 @@ def _match_one(key: str, expected: Any, value: Any, violation: Any) -> Iterator[
         yield from _schema(expected, value, violation)
     elif key in ("less_than", "greater_than"):
         yield from _compare(key, expected, value, violation)
+    elif key == "suffix_of":
+        # the value ends the given string: a model id sent with its provider prefix taken off
+        # (`anthropic/claude-x` -> `claude-x`) is the same model; another model's id is not
+        if not (isinstance(value, str) and value and str(expected).endswith(value)):
+            yield violation({"suffix_of": expected}, value, "not the given string or an ending of it")
     else:
         yield violation({key: expected}, value, f"unknown matcher {key!r}")
 

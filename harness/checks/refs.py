@@ -85,6 +85,9 @@ class References:
         raise RefError(f"${{{ref}}}: unknown reference")
 
     def _answer_field(self, rest: str, ref: str) -> Any:
+        if rest.startswith("body."):  # a field of the served JSON body (`${answer.body.usage}`)
+            whole = self._answer_field("body", ref)
+            return _dig(whole, rest[5:], ref)
         if rest == "body":
             # The whole served body (any status): its JSON value, or its text when it is not JSON.
             served = answer.last_served(self.exchange)
@@ -102,6 +105,8 @@ class References:
         name, _, sub = rest.partition(".")
         if name in ("text", "id", "model", "stop_reason", "thinking", "signature") and not sub:
             return getattr(summary, name)
+        if name == "thinking_blocks" and not sub:
+            return [dict(block) for block in summary.thinking_blocks]
         if name == "usage" and sub:
             if sub in summary.usage:
                 return summary.usage[sub]
@@ -118,12 +123,20 @@ class References:
                 return list(tool.fragments)
             if attr in ("id", "name", "arguments"):
                 return getattr(tool, attr)
+            if (
+                attr == "text"
+            ):  # a custom tool's freeform input (a Responses custom_tool_call, or `{"input": …}`)
+                if tool.text is None:
+                    raise RefError(
+                        f'${{{ref}}}: the tool use has no freeform input (no {{"input": <string>}})'
+                    )
+                return tool.text
             if attr == "input":  # the arguments as the JSON value they spell (a Messages tool_use's `input`)
                 try:
                     return json.loads(tool.arguments)
                 except ValueError:
                     raise RefError(f"${{{ref}}}: the tool use's arguments are not JSON") from None
-            raise RefError(f"${{{ref}}}: a tool use has id, name, arguments, input and fragments")
+            raise RefError(f"${{{ref}}}: a tool use has id, name, arguments, input, text and fragments")
         raise RefError(f"${{{ref}}}: unknown answer field")
 
 

@@ -13,7 +13,7 @@ from harness.checks.matchers import check_path_assertions, match_values
 from harness.checks.refs import References
 from harness.checks.schemas import validate
 from harness.errors import ExprError, RefError
-from harness.exchange import Exchange
+from harness.exchange import Exchange, served_status
 from harness.surfaces import reading, surface_of
 from harness.values import json_equal, json_type, short
 from harness.violation import Violation, no_response
@@ -116,7 +116,7 @@ def check_error(expected: Any, exchange: Exchange) -> Iterator[Violation]:
         yield found
         return
     document, where = found
-    yield from surface.envelope(document, where, "error")
+    yield from surface.envelope_of(exchange.request.transport)(document, where, "error")
     error = document.get("error") if isinstance(document, dict) else None
     if not isinstance(error, dict):
         return
@@ -180,14 +180,14 @@ def check_schema(expected: Any, exchange: Exchange) -> Iterator[Violation]:
                     "schema", where, "a JSON payload", short(payload.event.data), "data is not JSON"
                 )
                 continue
-            name = named or surface.payload_schema(payload)
+            name = named or surface.payload_schema_of(payload, exchange.request.transport)
             yield from validate(name, payload.json, check="schema", where=where)
         return
     parsed = reading.parse_json(response.raw)
     if not parsed.ok:
         yield Violation("schema", "$", named or "JSON", short(response.raw), f"body is {parsed.error}")
         return
-    ok = response.status is not None and 200 <= response.status < 300
+    ok = served_status(response.status)
     name = named or (surface.answer_schema if ok else surface.error_schema)
     yield from validate(name, parsed.value, check="schema", where="$")
 

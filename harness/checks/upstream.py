@@ -117,16 +117,22 @@ def check_upstream_headers(expected: Any, exchange: Exchange) -> Iterator[Violat
         yield unobserved
         return
     calls = exchange.upstream or ()
+    wanted = dict(expected)
+    which = wanted.pop(
+        "call", None
+    )  # `each` / `each-if-any`: every call (none being nothing to judge), else the last
     if not calls:
-        yield Violation(
-            "upstream_headers", "upstream", dict(expected), None, "the gateway made no upstream call"
-        )
+        if which != "each-if-any":
+            yield Violation("upstream_headers", "upstream", wanted, None, "the gateway made no upstream call")
         return
-    headers = calls[-1].headers
     refs = References(exchange)
-    for name, matcher in expected.items():
-        values = [value for key, value in headers.items() if key.lower() == name.lower()]
-        yield from match_values(matcher, values, check="upstream_headers", path=name.lower(), refs=refs)
+    for call in calls if which in ("each", "each-if-any") else calls[-1:]:
+        for name, matcher in wanted.items():
+            if name == "*":
+                values = [f"{key}: {value}" for key, value in call.headers.items()]
+            else:
+                values = [value for key, value in call.headers.items() if key.lower() == name.lower()]
+            yield from match_values(matcher, values, check="upstream_headers", path=name.lower(), refs=refs)
 
 
 def check_upstream_schema(expected: Any, exchange: Exchange) -> Iterator[Violation]:
@@ -180,9 +186,10 @@ def _ordered(value: Any) -> str:
 
 
 def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violation]:
-    """`[{path, same_as, order?, call?}]`: two values of one upstream body are equal (with `order`: key for key,
-    in the same order, as the gateway serialised them). Each path must select the same number of values,
-    at least one; they are compared pairwise."""
+    """`[{path, same_as, order?, call?, same_as_call?}]`: two values of one upstream body are equal (with `order`:
+    key for key, in the same order, as the gateway serialised them), or, with `same_as_call`, a value of one call's
+    body and one of another's (what the gateway sent for one request beside what it sent for another). Each path
+    must select the same number of values, at least one; they are compared pairwise."""
     unobserved = _unobserved("upstream_compare", exchange)
     if unobserved:
         yield unobserved
@@ -194,16 +201,25 @@ def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violat
         if isinstance(selected, str):
             yield Violation("upstream_compare", where, short(dict(assertion)), None, selected)
             continue
+        other = assertion.get("same_as_call")
+        if other is not None and not -len(calls) <= other < len(calls):
+            yield Violation(
+                "upstream_compare", where, short(dict(assertion)), len(calls),
+                f"no upstream call {other} to compare with ({len(calls)} call(s))",
+            )  # fmt: skip
+            continue
         for i in selected:
+            j = i if other is None else other
             try:
-                document = json.loads(calls[i].body)
+                document, compared = json.loads(calls[i].body), json.loads(calls[j].body)
             except ValueError as exc:
+                bad = i if not _is_json(calls[i].body) else j
                 yield Violation(
-                    "upstream_compare", f"upstream[{i}]", "a JSON body", short(calls[i].body), str(exc)
+                    "upstream_compare", f"upstream[{bad}]", "a JSON body", short(calls[bad].body), str(exc)
                 )
                 continue
             try:
-                left, right = find(document, assertion["path"]), find(document, assertion["same_as"])
+                left, right = find(document, assertion["path"]), find(compared, assertion["same_as"])
             except PathError as exc:
                 yield Violation("upstream_compare", where, None, None, str(exc))
                 continue
@@ -216,10 +232,13 @@ def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violat
                     "the two paths do not select the same number of values (at least one)",
                 )
                 continue
+            against = assertion["same_as"] + ("" if other is None else f" of upstream call {j}")
             for a, b in zip(left, right, strict=True):
                 if not json_equal(a, b):
+                    keys = _differing_keys(a, b)
+                    detail = f" (differing keys: {', '.join(keys)})" if keys else ""
                     yield Violation(
-                        "upstream_compare", where, short(b), short(a), f"differs from {assertion['same_as']}"
+                        "upstream_compare", where, short(b), short(a), f"differs from {against}{detail}"
                     )
                 elif assertion.get("order") and _ordered(a) != _ordered(b):
                     yield Violation(
@@ -229,6 +248,21 @@ def check_upstream_compare(expected: Any, exchange: Exchange) -> Iterator[Violat
                         short(_ordered(a)),
                         f"equal content, but its keys are not in the same order as {assertion['same_as']}",
                     )
+
+
+def _differing_keys(a: Any, b: Any) -> list[str]:
+    """The keys of two objects whose values differ (or that only one has), for a human reading a whole-body diff."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+    return sorted(k for k in {*a, *b} if k not in a or k not in b or not json_equal(a[k], b[k]))
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 def check_provider_accepts(expected: Any, exchange: Exchange) -> Iterator[Violation]:
@@ -277,11 +311,13 @@ def check_upstream_path(expected: Any, exchange: Exchange) -> Iterator[Violation
     for item in expected:
         if "stream" in item and bool(exchange.variant.get("stream")) is not item["stream"]:
             continue
-        matcher = {k: v for k, v in item.items() if k not in ("call", "stream")}
+        matcher = {k: v for k, v in item.items() if k not in ("call", "stream", "family")}
         selected = _select(item.get("call"), calls)
         if isinstance(selected, str):
             yield Violation("upstream_path", "upstream", short(matcher), None, selected)
             continue
+        if item.get("family") is not None:  # judged on the calls to that family's endpoint only
+            selected = [i for i in selected if endpoint_family(calls[i].path) == item["family"]]
         for i in selected:
             target = f"{calls[i].path}?{calls[i].query}" if calls[i].query else calls[i].path
             yield from match_values(

@@ -108,6 +108,12 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         help="with --gateway-url: your gateway's non-streaming limit (504 after S seconds); the reference "
         "gateway states its own",
     )
+    p.add_argument(
+        "--implementation",
+        metavar="FILE",
+        help="with --gateway-url: your gateway's implementation file, whose `features:` set up the features you "
+        "claim (the reference gateway declares its own)",
+    )
     p.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     p.set_defaults(func=_run)
 

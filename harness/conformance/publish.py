@@ -28,13 +28,8 @@ REFERENCE = Implementation("gateway-conformance", "reference gateway (embedded)"
 def add_certify_options(parser: argparse.ArgumentParser) -> None:
     """certify's options for the conformance report (README "A conformance report")."""
     g = parser.add_argument_group("conformance report (conformance-report.yaml)")
-    g.add_argument(
-        "--implementation",
-        type=Path,
-        metavar="FILE",
-        help="YAML describing your gateway: organization, project, version, url, contact (any may be left "
-        "out); the --implementation-* options override its fields",
-    )
+    # --implementation FILE itself is a plugin option certify forwards (harness/orchestrate/options.py): its
+    # `features:` block sets up the rules of the claimed features too.
     for name in FIELDS:
         flag = "org" if name == "organization" else name
         g.add_argument(f"--implementation-{flag}", dest=f"implementation_{name}", metavar="TEXT",
@@ -164,6 +159,9 @@ def _implementation_fields(args: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError(f"--implementation {path}: not YAML: {exc}") from exc
         if isinstance(data, dict) and "setup" in data:
             fields["setup"] = _setup(path, data.pop("setup"))
+        if isinstance(data, dict):
+            # The claimed features' set-up: read by the rules (harness/featuresetup.py), not the report.
+            data.pop("features", None)
         if not isinstance(data, dict) or set(data) - set(FIELDS):
             extra = sorted(set(data) - set(FIELDS)) if isinstance(data, dict) else []
             raise ConfigError(

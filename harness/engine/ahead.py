@@ -89,16 +89,17 @@ class RunAhead:
             future = self._futures.pop(key, None)
         return None if future is None else future.result()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """Drop the jobs that have not started (a run stopped early: -x, an interrupt) and wait for the rest,
-        each bounded by its rule timeout."""
+        each bounded by its rule timeout; interrupted (`wait=False`), wait for none: the run writes what it judged
+        and ends now (issue 48)."""
         with self._lock:
             pending, self._futures = list(self._futures.values()), {}
         for future in pending:
             future.cancel()
         for pool in (self._workers, self._waiters):
             if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+                pool.shutdown(wait=wait, cancel_futures=True)
 
 
 __all__ = ["RunAhead", "expected_wait"]

@@ -49,8 +49,11 @@ def harness_fault(exc: Exception) -> str:
 
 
 def body_streams(rule: Rule) -> bool:
+    """The rule's request asks for a stream whatever its variant (`stream: true`, or the WebSocket transport)."""
     body = rule.request.get("body")
-    return isinstance(body, Mapping) and body.get("stream") is True
+    return rule.request.get("transport", "http") != "http" or (
+        isinstance(body, Mapping) and body.get("stream") is True
+    )
 
 
 def new_diagnostics(replay: ReplayClient | None, since: float) -> tuple[Mapping[str, Any], ...]:

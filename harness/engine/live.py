@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.checks.refs import REF_RE
+from harness.exchange import served_status
 from harness.spec.model import Rule
 from harness.surfaces import chat_completions
 from harness.surfaces.base import Surface
@@ -298,7 +299,7 @@ def _merge_body(body: Any, changes: Mapping[str, Any]) -> Any:
 def _expects_success(expect: Mapping[str, Any]) -> bool:
     status = expect.get("status", 200)
     statuses = status if isinstance(status, list) else [status]
-    return all(isinstance(s, int) and 200 <= s < 300 for s in statuses)
+    return all(isinstance(s, int) and served_status(s) for s in statuses)
 
 
 def _bounded(

@@ -50,7 +50,11 @@ def _substitute(value: Any, replace: Any) -> Any:
 
 
 def _placeholder_replacer(
-    models: Mapping[str, str | None], marker: str | None, images_url: str | None, gateway_key: str | None
+    models: Mapping[str, str | None],
+    marker: str | None,
+    images_url: str | None,
+    gateway_key: str | None,
+    keys: Mapping[str, str] | None = None,
 ) -> Any:
     def replace(text: str) -> str:
         if "$" not in text:
@@ -66,6 +70,8 @@ def _placeholder_replacer(
                 return marker or ""
             if name == "GATEWAY_KEY":
                 return gateway_key or ""
+            if keys and name in keys:  # a key the set-up declares (`$OVER_BUDGET_KEY`)
+                return keys[name]
             return models.get(name) or match.group(0)
 
         return ROLE_RE.sub(role, text)
@@ -112,7 +118,7 @@ def gateway_url_for(base: str, path: str) -> str:
 def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marker: str | None) -> SentRequest:
     spec = rule.request
     images_url = f"{target.replay_url.rstrip('/')}/__gc/files" if target.replay_url else None
-    replace = _placeholder_replacer(target.models, marker, images_url, target.gateway_key)
+    replace = _placeholder_replacer(target.models, marker, images_url, target.gateway_key, target.setup.keys)
     headers = {
         "content-type": "application/json",
         "accept-encoding": "identity",
@@ -129,6 +135,9 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
             headers[name.lower()] = replace(value)
     method = spec.get("method", "POST")
     url = gateway_url_for(target.gateway_url, spec.get("path", surface.endpoint))
+    transport = spec.get("transport", "http")
+    if transport != "http":  # the same endpoint upgraded (harness/engine/socket.py sends its turns)
+        url = "ws" + url[4:] if url.startswith("http") else url
     if "raw_body" in spec:
         raw = replace(spec["raw_body"])
         return SentRequest(method, url, headers, raw.encode("utf-8"), None)
@@ -143,4 +152,4 @@ def render_request(rule: Rule, variant: Mapping[str, Any], target: Target, marke
         body = surface.insert_marker(body, marker)
     body = _substitute(body, replace)
     encoded = pad_body(body, spec["pad_to_bytes"], surface) if "pad_to_bytes" in spec else encode(body)
-    return SentRequest(method, url, headers, encoded, body)
+    return SentRequest(method, url, headers, encoded, body, transport=transport)

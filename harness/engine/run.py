@@ -20,6 +20,7 @@ from harness.engine.scripted import scripted_answers
 from harness.engine.send import exchange_once
 from harness.engine.target import Outcome, Target, not_applicable_reason
 from harness.exchange import Exchange
+from harness.families import endpoint_family
 from harness.outcomes import FAIL, FLAKY, HARNESS_ERROR, NOT_APPLICABLE, PASS, WARN
 from harness.replay.client import ReplayClient
 from harness.spec.model import Rule
@@ -37,6 +38,13 @@ def run_rule(
     return run_once(rule, variant, target, client, replay)
 
 
+def called_families(exchange: Exchange) -> set[str]:
+    """The provider families the gateway called for this exchange (and its steps), as the replay saw them."""
+    exchanges = [exchange, *exchange.steps]
+    found = {endpoint_family(c.path) for e in exchanges for c in e.upstream or ()}
+    return {f for f in found if f is not None}
+
+
 def run_once(
     rule: Rule, variant: Mapping[str, Any], target: Target, client: httpx.Client, replay: ReplayClient | None
 ) -> Outcome:
@@ -47,7 +55,7 @@ def run_once(
     exchange: Exchange | None = None
     try:
         exchange = exchange_once(rule, variant, target, client, use_replay, rule.then)
-        expect = rule.expect_for(variant)
+        expect = rule.expect_for(variant, called_families(exchange))
         if expect.get("stream_matches_nonstream") and (variant.get("stream") is True or body_streams(rule)):
             companion = exchange_once(rule, {**variant, "stream": False}, target, client, use_replay)
             exchange = dataclasses.replace(exchange, companion=companion)

@@ -10,12 +10,15 @@ from typing import Any
 
 import httpx
 
+from harness import surfaces
 from harness.engine import listener as listener_mod
 from harness.engine import steps as steps_mod
 from harness.engine.render import encode, gateway_url_for, new_marker, render_request, upstream_plan
+from harness.engine.socket import Socket, socket_url
 from harness.engine.target import Target, uses_nonstream_timeout
+from harness.errors import CheckError
 from harness.exchange import Exchange, ReceivedResponse, SentRequest, UpstreamCall
-from harness.redact import redact_bytes, redact_call, redact_headers
+from harness.redact import redact_bytes, redact_call, redact_headers, redact_setup_keys
 from harness.replay.client import ReplayClient
 from harness.spec.model import Rule
 
@@ -37,6 +40,7 @@ def send(client: httpx.Client, request: SentRequest, timeout: float) -> Received
     status: int | None = None
     headers: dict[str, str] = {}
     chunks: list[bytes] = []
+    arrivals: list[tuple[int, float]] = []
     received = 0
     error: str | None = None
     truncated = False
@@ -53,6 +57,7 @@ def send(client: httpx.Client, request: SentRequest, timeout: float) -> Received
             for chunk in response.iter_raw():
                 chunks.append(chunk)
                 received += len(chunk)
+                arrivals.append((received, time.monotonic() - started))
                 if received > MAX_BODY_BYTES:
                     truncated = True
                     break
@@ -70,7 +75,46 @@ def send(client: httpx.Client, request: SentRequest, timeout: float) -> Received
         transport_error=error,
         elapsed=time.monotonic() - started,
         truncated=truncated,
+        arrivals=tuple(arrivals),
     )
+
+
+class _Sockets:
+    """The WebSocket of one rule's exchange (its turns share it), opened on the first turn and closed with the
+    exchange; a step that says `connection: new` closes it and opens another."""
+
+    def __init__(self, client: httpx.Client, surface: str) -> None:
+        self.client = client
+        self.surface = surfaces.surface(surface)
+        self.current: Socket | None = None
+
+    def turn(self, request: SentRequest, timeout: float, new: bool) -> tuple[SentRequest, ReceivedResponse]:
+        transport = self.surface.transports.get(request.transport)
+        if transport is None:
+            known = ", ".join(sorted(self.surface.transports)) or "none"
+            raise CheckError(
+                f"the {self.surface.title} surface has no {request.transport!r} transport (it has: {known})"
+            )
+        if new or self.current is None:
+            self.close()
+            self.current = Socket(transport, MAX_BODY_BYTES)
+            self.current.open(self.client, request, timeout)
+        return self.current.turn(request, timeout)
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+
+def _deliver(
+    client: httpx.Client, request: SentRequest, timeout: float, sockets: _Sockets, new_socket: bool = False
+) -> tuple[SentRequest, ReceivedResponse]:
+    """The request sent as its transport carries it: one HTTP request, or a turn on the rule's socket (the request
+    as sent then holds the socket's message)."""
+    if request.transport == "http":
+        return request, send(client, request, timeout)
+    return sockets.turn(request, timeout, new_socket)
 
 
 def _join_headers(items: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -94,6 +138,7 @@ def exchange_once(
     if replay is not None and marker is not None:
         replay.register(marker, rule.id, upstream_plan(rule.upstream, target))
     taken = False  # the last look at the case's calls forgets it too (one control call, not two)
+    sockets = _Sockets(client, target.surface)
 
     def upstream_calls(last: bool) -> tuple[UpstreamCall, ...] | None:
         nonlocal taken
@@ -110,7 +155,7 @@ def exchange_once(
                 rendered = dataclasses.replace(
                     rendered, body=body, json=listener_mod.fill(rendered.json, listener.url)
                 )
-            response = send(client, rendered, rule_wait(rule, target))
+            rendered, response = _deliver(client, rendered, rule_wait(rule, target), sockets)
         upstream = upstream_calls(last=not steps)
         first = _exchange(rule, variant, target, rendered, response, upstream, marker, listener)
         followed = []
@@ -121,10 +166,12 @@ def exchange_once(
             headers, body_json = steps_mod.step_request(rendered.headers, rendered.json, step, marker)
             again = dataclasses.replace(rendered, headers=headers, json=body_json, body=encode(body_json))
             again = _step_target(again, step, target.gateway_url)
-            answer = send(client, again, rule_wait(rule, target))
+            new_socket = (step.get("request") or {}).get("connection") == "new"
+            again, answer = _deliver(client, again, rule_wait(rule, target), sockets, new_socket)
             calls = upstream_calls(last=i == len(steps) - 1)
             followed.append(_exchange(rule, variant, target, again, answer, calls, marker, None))
     finally:
+        sockets.close()
         if not taken and replay is not None and marker is not None:
             replay.forget(marker)
     return dataclasses.replace(first, steps=tuple(followed)) if followed else first
@@ -142,7 +189,7 @@ def _exchange(
 ) -> Exchange:
     """The evidence of one request: the gateway key redacted everywhere (reports are shared)."""
     key = target.gateway_key
-    return Exchange(
+    exchange = Exchange(
         rule_id=rule.id,
         variant=dict(variant),
         request=dataclasses.replace(rendered, headers=redact_headers(rendered.headers, key)),
@@ -154,19 +201,25 @@ def _exchange(
         models={k: v for k, v in target.models.items() if v},
         listener=listener.record() if listener is not None else None,
         surface=target.surface,
+        setup=target.setup.declared,
     )
+    return redact_setup_keys(exchange, target.setup.keys)
 
 
 def _step_target(request: SentRequest, step: Mapping[str, Any], gateway_url: str) -> SentRequest:
-    """The step's request sent with its own `method` and `path` (under the gateway's base URL) when it names them;
-    a GET or DELETE carries no body."""
+    """The step's request with its own `method` and `path` (under the gateway's base URL) when it names them (a GET
+    or DELETE carries no body), over its own `transport` when it names one: a step that names a method or a path
+    goes over HTTP unless it says otherwise; one that names neither keeps the first request's transport."""
     spec = step.get("request") or {}
     method, path = spec.get("method"), spec.get("path")
-    if method is None and path is None:
-        return request
+    transport = spec.get("transport") or ("http" if method or path else request.transport)
     out = request
     if path is not None:
         out = dataclasses.replace(out, url=gateway_url_for(gateway_url, str(path)))
+    if transport != request.transport or path is not None:
+        http_url = out.url if out.url.startswith("http") else "http" + out.url[2:]  # ws:// -> http://
+        url = http_url if transport == "http" else socket_url(http_url)
+        out = dataclasses.replace(out, transport=transport, url=url, method="POST")
     if method is not None:
         out = dataclasses.replace(out, method=str(method))
         if method in ("GET", "DELETE"):

@@ -16,7 +16,7 @@ from harness.checks import Violation, views
 from harness.exchange import Exchange
 
 # The capabilities of `needs.harness` this harness implements (harness.spec.model.HARNESS_CAPABILITIES).
-IMPLEMENTED = frozenset({"then", "upstream_path", "data_url"})
+IMPLEMENTED = frozenset({"then", "upstream_path", "data_url", "websocket"})
 
 DATA_URL_RE = re.compile(r"\$\{data_url:([A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+):(\d+)\}")
 _FIRST_RE = re.compile(r"\$\{(first\.response\.(?:headers|body)\.[^{}]+)\}")

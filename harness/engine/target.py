@@ -14,6 +14,7 @@ from typing import Any, Literal
 from harness.checks import Violation
 from harness.engine import steps as steps_mod
 from harness.exchange import Exchange
+from harness.featuresetup import KEY_FIELDS, FeatureSetup
 from harness.outcomes import OutcomeName
 from harness.spec.model import Rule
 
@@ -46,6 +47,8 @@ class Target:
         False  # live mode: send request bodies over 1 MB (harness/engine/costguard.py)
     )
     surface: str = "chat-completions"  # the inbound API the profile judges (harness/surfaces/)
+    # How the claimed features are set up (--implementation FILE's `features:`): keys, marks, prices.
+    setup: FeatureSetup = field(default_factory=FeatureSetup)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
             "needs the gateway's non-streaming timeout (declare it with --nonstream-timeout S; "
             "EZAT's doc gives 590 s)"
         )
+    unset = missing_keys(rule, target.setup)
+    if unset:
+        return "needs the set-up's " + ", ".join(unset) + " (the features block of --implementation FILE)"
     unsupported = sorted(rule.needs.harness - steps_mod.IMPLEMENTED)
     if unsupported:
         return "this harness cannot run " + ", ".join(unsupported)
@@ -89,6 +95,17 @@ def not_applicable_reason(rule: Rule, target: Target) -> str | None:
     if unmapped:
         return "model role(s) not mapped to a model: " + ", ".join(unmapped) + " (see --model-map)"
     return None
+
+
+def missing_keys(rule: Rule, setup: FeatureSetup) -> list[str]:
+    """The set-up keys the rule's request names (`$OVER_BUDGET_KEY`) that the set-up does not declare, each as
+    `features.<feature>.<field>`."""
+    text = json.dumps(rule.request)
+    return [
+        f"features.{feature}.{key_field}"
+        for name, (feature, key_field) in KEY_FIELDS.items()
+        if f"${name}" in text and name not in setup.keys
+    ]
 
 
 def _uses_images_url(value: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ _KEYS = frozenset(
         "when",
         "request",
         "request_headers",
+        "drop_query",
         "decode_reads",
         "status",
         "headers",
@@ -41,11 +43,13 @@ _KEYS = frozenset(
         "features",
         "delay",
         "connect_image_urls",
+        "upgrade",
+        "socket",
         "killed_by",
         "survives_because",
     }
 )
-_WHEN_KEYS = frozenset({"request", "status", "stream", "request_json"})
+_WHEN_KEYS = frozenset({"request", "status", "stream", "request_json", "path", "transport"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Mutant:
     )
     request: tuple[Mapping[str, Any], ...] = ()  # edits of the request body on its way through
     request_headers: Mapping[str, Any] | None = None
+    drop_query: tuple[str, ...] = ()  # query parameters of the client's request left out (client side)
     status: Mapping[Any, Any] | None = None
     headers: Mapping[str, Any] | None = None
     json: tuple[Mapping[str, Any], ...] = ()  # edits of a JSON answer (success or error)
@@ -78,6 +83,11 @@ class Mutant:
     # A streamed answer decoded as UTF-8 one network read at a time, each read on its own (a code point split
     # between two reads becomes U+FFFD): a gateway that decodes every read by itself (api7/aisix#111).
     decode_reads: bool = False
+    # Over a WebSocket (client side; harness/mutants/socket_relay.py): the upgrade refused with this
+    # {status, body} instead of forwarded (a gateway whose route does not take the upgrade), and the socket as the
+    # gateway keeps it ({close_after_turns: N}: closed once N turns have ended).
+    upgrade: Mapping[str, Any] | None = None
+    socket: Mapping[str, Any] | None = None
     killed_by: tuple[str, ...] = ()  # rules expected to kill it: tried first with --first-kill
     survives_because: str | None = None
 
@@ -93,16 +103,21 @@ class Mutant:
             or self.error_as_stream
             or self.delay
             or self.decode_reads
+            or self.upgrade
+            or self.socket
         )
 
     @property
     def touches_stream(self) -> bool:
         return bool(self.chunks or self.stream or self.decode_reads)
 
-    def request_applies(self, client: Any) -> bool:
+    def request_applies(self, client: Any, path: str | None = None, transport: str = "http") -> bool:
         """Whether the request-side edits apply: `when.request` and `when.stream` read the client's request
-        (a status is not known yet). Without them, every request."""
+        (a status is not known yet), `when.path` the request's path, `when.transport` how it came (`http`, or
+        `websocket`: a turn on a socket). Without them, every request."""
         when = self.when or {}
+        if not _path_applies(when, path) or when.get("transport", transport) != transport:
+            return False
         if "request" in when and not holds(client, when["request"]):
             return False
         return not (
@@ -110,9 +125,24 @@ class Mutant:
             and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]
         )
 
-    def applies(self, client: Any, status: int | None, invalid_json: bool = False) -> bool:
+    def on_socket(self, path: str | None) -> bool:
+        """Whether the mutant may apply to a WebSocket on this path at all (`when.path`, `when.transport`); each
+        of its turns is then gated as a request is (`request_applies`, `applies`)."""
+        when = self.when or {}
+        return _path_applies(when, path) and when.get("transport", "websocket") == "websocket"
+
+    def applies(
+        self,
+        client: Any,
+        status: int | None,
+        invalid_json: bool = False,
+        path: str | None = None,
+        transport: str = "http",
+    ) -> bool:
         """Whether the answer-side mutations apply to this exchange."""
         when = self.when or {}
+        if not _path_applies(when, path) or when.get("transport", transport) != transport:
+            return False
         if when.get("request_json") == "invalid" and not invalid_json:
             return False
         if "status" in when and status not in when["status"]:
@@ -123,6 +153,12 @@ class Mutant:
             "stream" in when
             and bool(isinstance(client, dict) and client.get("stream") is True) != when["stream"]
         )
+
+
+def _path_applies(when: Mapping[str, Any], path: str | None) -> bool:
+    """`when.path`: a regular expression searched in the request's path (None: the path is not known, as for a
+    recorded exchange read without one: the mutant is taken to apply)."""
+    return "path" not in when or path is None or re.search(str(when["path"]), path) is not None
 
 
 def _edits(raw: Any, where: str) -> tuple[Mapping[str, Any], ...]:
@@ -168,6 +204,7 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
         when=when,
         request=_edits(raw.get("request"), f"{mid}.request"),
         request_headers=raw.get("request_headers"),
+        drop_query=tuple(str(q) for q in raw.get("drop_query") or ()),
         status=raw.get("status"),
         headers=raw.get("headers"),
         json=_edits(raw.get("json"), f"{mid}.json") + answer,
@@ -179,10 +216,18 @@ def mutant_from(raw: Mapping[str, Any]) -> Mutant:
         delay=float(raw.get("delay") or 0.0),
         connect_image_urls=bool(raw.get("connect_image_urls", False)),
         decode_reads=bool(raw.get("decode_reads", False)),
+        upgrade=raw.get("upgrade"),
+        socket=raw.get("socket"),
         killed_by=tuple(raw.get("killed_by") or ()),
         survives_because=raw.get("survives_because"),
     )
-    if not (mutant.request or mutant.request_headers or mutant.touches_answer or mutant.connect_image_urls):
+    if not (
+        mutant.request
+        or mutant.request_headers
+        or mutant.drop_query
+        or mutant.touches_answer
+        or mutant.connect_image_urls
+    ):
         raise MutantCatalogError(f"mutant {mid}: changes nothing")
     return mutant
 

@@ -113,6 +113,7 @@ def rig(
     mutants: Sequence[Mutant] = (),
 ) -> Iterator[Rig]:
     from harness.engine.target import KEEPALIVE_SILENCE_DEFAULT
+    from harness.featuresetup import load_feature_setup
     from harness.orchestrate.embedded import embedded, reference_gateway
     from harness.paths import cassettes_dir
     from harness.replay.server import ReplayServer
@@ -131,6 +132,7 @@ def rig(
             key = args.gateway_key or os.environ.get("GC_GATEWAY_KEY")
             silence = args.keepalive_silence or KEEPALIVE_SILENCE_DEFAULT
             nonstream_timeout = args.nonstream_timeout
+            setup_file = getattr(args, "implementation", None)
         else:
             replay = stack.enter_context(ReplayServer(cassettes_dir()))
             replay_url = replay.url
@@ -146,6 +148,7 @@ def rig(
                 profile_models = load_model_map(declared.model_map, load_profile(args.profile))
             silence = declared.keepalive_silence
             nonstream_timeout = declared.nonstream_timeout
+            setup_file = declared.implementation
         parts = urlsplit(gateway_url)
         client = stack.enter_context(ProxyServer(f"{parts.scheme}://{parts.netloc}", "client", book))
         target = Target(
@@ -158,6 +161,7 @@ def rig(
             keepalive_silence=silence,
             nonstream_timeout=nonstream_timeout,
             surface=load_profile(args.profile).surface,
+            setup=load_feature_setup(setup_file),
         )
         for proxy in (client, upstream):
             if proxy is not None:

@@ -2,7 +2,8 @@
 
 On the client side it sits between the harness and the gateway; on the upstream side between the
 gateway and the replay upstream. SSE answers are rewritten event by event as they pass; with no
-mutant (or one that leaves the stream alone) the bytes pass through exactly as they came.
+mutant (or one that leaves the stream alone) the bytes pass through exactly as they came. A WebSocket
+(Responses over a socket) is relayed message by message (socket_relay.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from harness.mutants.ops.edits import Context, apply_edits
 from harness.mutants.ops.events import SseEvent, parse_block, split_sse
 from harness.mutants.ops.http import edit_headers, map_status
 from harness.mutants.ops.stream import StreamRewriter
+from harness.mutants.socket_relay import relay_socket
 from harness.outcomes import MARKER_RE_BYTES
 
 HOP_BY_HOP = frozenset(
@@ -56,14 +58,23 @@ class ClientBook:
 
     def __init__(self) -> None:
         self._requests: dict[str, tuple[Any, str | None]] = {}
+        self._headers: dict[str, list[tuple[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def note(self, body: bytes, parsed: Any, mutant: str | None = None) -> None:
+    def note(
+        self,
+        body: bytes,
+        parsed: Any,
+        mutant: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         m = MARKER_RE_BYTES.search(body)
         if m:
             with self._lock:
                 self._requests[m.group(0).decode()] = (parsed, mutant)
+                self._headers[m.group(0).decode()] = list(headers or ())
                 if len(self._requests) > 4096:  # bounded: a long matrix sends tens of thousands of requests
+                    self._headers.pop(next(iter(self._requests)), None)
                     self._requests.pop(next(iter(self._requests)))
 
     def find(self, body: bytes) -> tuple[Any, str | None]:
@@ -73,6 +84,12 @@ class ClientBook:
             return None, None
         with self._lock:
             return self._requests.get(m.group(0).decode(), (None, None))
+
+    def headers(self, body: bytes) -> list[tuple[str, str]]:
+        """The headers the client sent with the request whose marker is in this body."""
+        m = MARKER_RE_BYTES.search(body)
+        with self._lock:
+            return self._headers.get(m.group(0).decode(), []) if m else []
 
 
 def _parse(body: bytes) -> Any:
@@ -111,39 +128,56 @@ class MutatingProxy:
             self._http = None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return
-        body = await receive_body(receive)
         headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         routed = next((v for k, v in headers if k == MUTANT_HEADER), None)
         headers = [(k, v) for k, v in headers if k != MUTANT_HEADER]
+        # A WebSocket is a client-side transport only (the gateway calls its providers over HTTP).
+        if scope["type"] == "websocket":
+            mutant = self.mutant if routed is None else self.registry.get(routed)
+            chosen = mutant if mutant is not None and mutant_side(mutant) == "client" else None
+            forwarded = [(k, v) for k, v in headers if k not in HOP_BY_HOP]
+            await relay_socket(self.target, scope, receive, send, chosen, routed, forwarded, self.book.note)
+            return
+        body = await receive_body(receive)
         parsed = _parse(body)
         if self.side == "client":
             client: Any = parsed if parsed is not None or not body else _Invalid()
-            self.book.note(body, parsed, routed)
+            self.book.note(body, parsed, routed, headers)
         else:
             client, routed = self.book.find(body)
         mutant = self.mutant if routed is None else self.registry.get(routed)
         if mutant is not None and self.side != mutant_side(mutant):
             mutant = None
         ctx = Context(client=client if not isinstance(client, _Invalid) else None)
+        path = scope.get("path", "")
         if (
             mutant is not None
             and mutant.request
             and isinstance(parsed, (dict, list))
-            and mutant.request_applies(None if isinstance(client, _Invalid) else client)
+            and mutant.request_applies(None if isinstance(client, _Invalid) else client, path)
         ):
             new = apply_edits(parsed, mutant.request, ctx)
             if new != parsed or _encoded(new) != _encoded(parsed):  # the second: key order alone changed
                 body = _encoded(new)
         if mutant is not None and mutant.connect_image_urls and self.side == "client":
             await _touch_image_hosts(parsed)
-        if mutant is not None and mutant.request_headers:
-            headers = edit_headers(headers, mutant.request_headers)
+        if (
+            mutant is not None
+            and mutant.request_headers
+            and mutant.request_applies(None if isinstance(client, _Invalid) else client, path)
+        ):
+            sent = self.book.headers(body) if self.side != "client" else []
+            headers = edit_headers(headers, mutant.request_headers, sent)
         out_headers = [(k, v) for k, v in headers if k not in HOP_BY_HOP]
         url = self.target + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
         if scope.get("query_string"):
-            url += "?" + scope["query_string"].decode("latin-1")
+            query = scope["query_string"].decode("latin-1")
+            if mutant is not None and mutant.drop_query:  # a gateway that ignores these parameters
+                kept = [p for p in query.split("&") if p.split("=", 1)[0] not in mutant.drop_query]
+                query = "&".join(kept)
+            url += "?" + query if query else ""
         http = self._client()
         try:
             response = await http.send(
@@ -153,12 +187,18 @@ class MutatingProxy:
             await _answer(send, 502, [("content-type", "text/plain")], f"mutating proxy: {exc!r}".encode())
             return
         try:
-            await self._relay(send, response, mutant, client, ctx)
+            await self._relay(send, response, mutant, client, ctx, path)
         finally:
             await response.aclose()
 
     async def _relay(
-        self, send: Any, response: httpx.Response, mutant: Mutant | None, client: Any, ctx: Context
+        self,
+        send: Any,
+        response: httpx.Response,
+        mutant: Mutant | None,
+        client: Any,
+        ctx: Context,
+        path: str | None = None,
     ) -> None:
         status = response.status_code
         headers = [(k.lower(), v) for k, v in response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
@@ -167,7 +207,7 @@ class MutatingProxy:
         active = (
             mutant is not None
             and mutant.touches_answer
-            and mutant.applies(None if invalid else client, status, invalid_json=invalid)
+            and mutant.applies(None if invalid else client, status, invalid_json=invalid, path=path)
         )
         if not active or mutant is None:
             await _start(send, status, headers)
@@ -344,7 +384,7 @@ class ProxyServer:
         config = uvicorn.Config(
             self.app,
             http="h11",
-            ws="none",
+            ws="websockets-sansio",  # Responses over a WebSocket: harness/mutants/socket_relay.py
             lifespan="off",
             log_level="warning",
             access_log=False,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from harness.engine.target import Outcome
 from harness.exchange import Exchange, UpstreamCall
@@ -78,14 +79,34 @@ def reached(mutant: Mutant, baselines: Iterable[Outcome]) -> list[bool]:
 
 
 def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
+    if ex.request.transport == "websocket":
+        return _socket_reaches(mutant, ex)
+    if mutant.upgrade is not None or mutant.socket is not None:
+        return False  # mutations of a WebSocket only
     body = ex.request.body
     parsed = _parse(body)
     client: Any = parsed if parsed is not None or not body else _Invalid()
     ctx = Context(client=None if isinstance(client, _Invalid) else client)
-    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
+    path = urlsplit(ex.request.url).path
+    if (
+        mutant.request
+        and isinstance(parsed, (dict, list))
+        and mutant.request_applies(None if isinstance(client, _Invalid) else client, path)
+        and _request_changes(parsed, mutant, ctx)
+    ):
         return True
-    if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
+    if (
+        mutant.request_headers
+        and mutant.request_applies(None if isinstance(client, _Invalid) else client, path)
+        and _headers_change(ex.request.headers, mutant.request_headers)
+    ):
         return True
+    if mutant.drop_query and any(
+        part.split("=", 1)[0] in mutant.drop_query
+        for part in urlsplit(ex.request.url).query.split("&")
+        if part
+    ):
+        return True  # a query parameter the gateway is made to ignore
     if mutant.connect_image_urls and b"image_url" in body:
         return True  # the proxy's own connection to the image host (a `listener` rule) is not in the bytes
     if not mutant.touches_answer:
@@ -94,13 +115,41 @@ def _client_reaches(mutant: Mutant, ex: Exchange) -> bool:
     if response.status is None:
         return False  # no answer reached the proxy's client: nothing of it to rewrite
     invalid = isinstance(client, _Invalid)
-    if not mutant.applies(None if invalid else client, response.status, invalid_json=invalid):
+    if not mutant.applies(None if invalid else client, response.status, invalid_json=invalid, path=path):
         return False
     if mutant.delay:
         return True  # an answer held back (`elapsed`, timeouts): timing is not in the recorded bytes
     if response.truncated or response.transport_error:
         return True
     return _answer_changes(mutant, client, response.status, response.headers, response.raw)
+
+
+def _socket_reaches(mutant: Mutant, ex: Exchange) -> bool:
+    """A turn on a WebSocket as the proxy's relay sees it (harness/mutants/socket_relay.py): the upgrade refused
+    or the socket closed (always a change), the client's message edited, the turn's events rewritten; what the
+    relay does not apply to a socket (statuses, headers, JSON answers, replacements, delays) changes nothing."""
+    if mutant.upgrade is not None or mutant.socket is not None:
+        return True
+    parsed = _parse(ex.request.body)
+    if not mutant.on_socket(urlsplit(ex.request.url).path):
+        return False  # gated off sockets, or off this path
+    if mutant.request_headers and _headers_change(ex.request.headers, mutant.request_headers):
+        return True
+    if (
+        mutant.request
+        and isinstance(parsed, (dict, list))
+        and mutant.request_applies(parsed, transport="websocket")
+        and _request_changes(parsed, mutant, Context(client=parsed))
+    ):
+        return True
+    response = ex.response
+    if not (mutant.chunks or mutant.stream) or response.status is None:
+        return False
+    if not mutant.applies(parsed, response.status, transport="websocket"):
+        return False
+    if response.truncated or response.transport_error:
+        return True
+    return _stream_changes(mutant, parsed, response.status, response.raw)
 
 
 def _upstream_reaches(mutant: Mutant, ex: Exchange) -> bool:
@@ -116,16 +165,25 @@ def _call_reaches(mutant: Mutant, call: UpstreamCall, client: Any) -> bool:
         return True  # the recorded body is redacted: not the bytes the proxy saw
     ctx = Context(client=client)
     parsed = _parse(call.body)
-    if mutant.request and isinstance(parsed, (dict, list)) and _request_changes(parsed, mutant, ctx):
+    if (
+        mutant.request
+        and isinstance(parsed, (dict, list))
+        and mutant.request_applies(client, call.path)
+        and _request_changes(parsed, mutant, ctx)
+    ):
         return True
-    if mutant.request_headers and _headers_change(call.headers, mutant.request_headers):
+    if (
+        mutant.request_headers
+        and mutant.request_applies(client, call.path)
+        and _headers_change(call.headers, mutant.request_headers)
+    ):
         return True
     if not mutant.touches_answer:
         return False
     served = call.served
     if served is None:
         return True
-    if not mutant.applies(client, served.status):
+    if not mutant.applies(client, served.status, path=call.path):
         return False
     if "drop_after_bytes" in (served.fault or {}):
         return True  # a cut answer: the proxy's rewriting path reads it otherwise than its pass-through
@@ -144,6 +202,8 @@ def _encoded(value: Any) -> bytes:
 
 
 def _headers_change(headers: Mapping[str, str], spec: Mapping[str, Any]) -> bool:
+    if spec.get("copy_from_client"):
+        return True  # the client's own headers (its key) are not in the recorded call: cannot tell
     names = {str(h).lower() for h in spec.get("drop", ())} | {
         str(h).lower() for h in (spec.get("rename") or {})
     }

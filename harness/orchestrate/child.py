@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, HarnessFailure
+from harness.orchestrate import processes
 from harness.outcomes import KEY_ENV
 
 
@@ -108,10 +109,7 @@ def run_pytest(
     if capture and _fork_server() is not None:
         returncode, stderr = _forked(cmd[3:], env, out_dir / OUTPUT_FILE)
     else:
-        with contextlib.ExitStack() as stack:
-            stdout = stack.enter_context((out_dir / OUTPUT_FILE).open("wb")) if capture else None
-            proc = subprocess.run(cmd, env=env, check=False, stdout=stdout, stderr=subprocess.PIPE)
-        returncode, stderr = proc.returncode, proc.stderr.decode("utf-8", errors="replace")
+        returncode, stderr = _spawned(cmd, env, out_dir / OUTPUT_FILE if capture else None)
     usage = child_usage_error(returncode, stderr)
     if usage is not None:
         raise ConfigError(usage)
@@ -180,15 +178,32 @@ def stop_fork_server() -> None:
             stop()
 
 
+def _spawned(cmd: Sequence[str], env: dict[str, str], output: Path | None) -> tuple[int, str]:
+    """`cmd` in a process group of its own (a terminal's Ctrl-C reaches certify only, which stops it so that it
+    writes what it judged: harness/orchestrate/processes.py); (exit code, what it wrote on stderr)."""
+    with contextlib.ExitStack() as stack:
+        stdout = stack.enter_context(output.open("wb")) if output is not None else None
+        proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, start_new_session=True)
+        with processes.tracked(proc.pid):
+            try:
+                _out, err = proc.communicate()
+            except KeyboardInterrupt:  # this thread was interrupted: the child writes its results and ends
+                processes.stop_children()
+                _out, err = proc.communicate()
+                raise
+    return proc.returncode, err.decode("utf-8", errors="replace")
+
+
 def _forked(args: Sequence[str], env: dict[str, str], output: Path) -> tuple[int, str]:
-    """pytest with `args` in a child of the fork server, its environment `env`, its stdout in `output`; (exit code,
-    what it wrote on stderr)."""
+    """pytest with `args` in a child of the fork server (in a process group of its own), its environment `env`, its
+    stdout in `output`; (exit code, what it wrote on stderr)."""
     with tempfile.NamedTemporaryFile(prefix="gc-child-", suffix=".err", delete=False) as err:
         errors = Path(err.name)
     try:
         child = _fork_server().Process(target=_child_pytest, args=(list(args), env, str(output), str(errors)))
         child.start()
-        child.join()
+        with processes.tracked(child.pid or 0):
+            child.join()
         code = child.exitcode if child.exitcode is not None else 1
         return (code if code >= 0 else 128 - code), errors.read_text(encoding="utf-8", errors="replace")
     finally:
@@ -197,7 +212,8 @@ def _forked(args: Sequence[str], env: dict[str, str], output: Path) -> tuple[int
 
 def _child_pytest(args: list[str], env: dict[str, str], output: str, errors: str) -> None:
     """In the forked child: the environment replaced, stdout and stderr to their files, `python -m pytest` run,
-    its exit code the process's."""
+    its exit code the process's. A process group of its own: a terminal's Ctrl-C is certify's to relay."""
+    os.setsid()
     os.environ.clear()
     os.environ.update(env)
     for fd, path in ((1, output), (2, errors)):

@@ -33,6 +33,7 @@ class RunConfig:
     keepalive_silence: float = 25.0
     nonstream_timeout: float | None = None
     feature: tuple[str, ...] = ()
+    implementation: str | None = None
     gc_strict: bool = False
     expectations: str | None = None
     write_expectations: str | None = None
@@ -138,6 +139,8 @@ class RunConfig:
             parts += ["--replay-port", str(self.replay_port)]
         for feature in self.feature:
             parts += ["--feature", feature]
+        if self.implementation:
+            parts += ["--implementation", str(Path(self.implementation).resolve())]
         if self.gc_strict:
             parts.append("--strict-rules")
         if self.keepalive_silence != 25.0:

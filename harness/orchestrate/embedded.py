@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,6 +35,14 @@ EMBEDDED_FEATURES: dict[str, tuple[str, ...]] = {
 # What the embedded reference gateway is started with beyond the common options, per profile: relay's
 # response cache on (its rules need `response-cache`), its state in a file of this run's report folder.
 EMBEDDED_OPTIONS: dict[str, tuple[str, ...]] = {"relay": ("--cache-ttl-seconds", "300")}
+# Its own limits on two test keys, in every profile (issue 45, gateway features "Rate limits" and "Budget"): the keys
+# the features files beside its model maps declare (reference_gateway/model_maps/<gateway>/<catalog>-features.yaml).
+EMBEDDED_KEY_LIMITS: tuple[str, ...] = (
+    "--rate-limit",
+    "gc-reference-rate-limited-key=0",
+    "--over-budget-key",
+    "gc-reference-over-budget-key",
+)
 # EZAT's 590-second limit on a non-streaming request, shortened: the embedded reference gateway gives up after
 # 5 s (`--upstream-timeout`) and the rules are told so (`--nonstream-timeout`), so the 504 rule runs in every
 # certify in seconds. Only ezat's catalog has rules on that limit. Not less: certify runs every catalog at
@@ -63,14 +72,20 @@ class Embedded:
     # for an unknown model against OpenAI's 404), the deviation is declared as a vendor would declare it: an
     # expectations file beside the model map (XFAIL with the doc's reason; passing it would be XPASS, a failure).
     expectations: str | None = None
+    # How the features it claims for the catalog are set up (issue 45: the keys it limits or holds over budget, the
+    # mark of its own 429, its price table), as a vendor declares them: an implementation file beside the model map
+    # holding only `features:` (reference_gateway/model_maps/<gateway>/<catalog>-features.yaml).
+    implementation: str | None = None
 
     def plugin_args(self) -> list[str]:
         """The plugin arguments that state its keep-alive silence and, where the profile has one, its
-        non-streaming limit and its declared deviations."""
+        non-streaming limit, its declared deviations and its features' set-up."""
         args = ["--keepalive-silence", f"{self.keepalive_silence:g}"]
         limit = self.nonstream_timeout
         if limit is not None:
             args += ["--nonstream-timeout", f"{limit:g}"]
+        if self.implementation is not None:
+            args += ["--implementation", self.implementation]
         return args if self.expectations is None else [*args, "--expectations", self.expectations]
 
 
@@ -90,6 +105,7 @@ def embedded(profile: str, gateway: str | None = None) -> Embedded:
         gateway=gateway,
         model_map=None if gateway == profile else reference_model_map(gateway, profile),
         expectations=None if gateway == profile else reference_model_map(gateway, f"{profile}-expectations"),
+        implementation=None if gateway == profile else reference_model_map(gateway, f"{profile}-features"),
     )
 
 
@@ -127,6 +143,7 @@ class GatewayProcess:
             "--allow-image-host",
             "127.0.0.1",
             *EMBEDDED_OPTIONS.get(self.profile, ()),
+            *EMBEDDED_KEY_LIMITS,
             "--ping-interval",
             f"{EMBEDDED_PING_INTERVAL:g}",
         ]
@@ -145,7 +162,10 @@ class GatewayProcess:
         }
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("wb") as out:  # the child keeps its own copy of the descriptor
-            self._proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env)
+            # A process group of its own: a terminal's Ctrl-C reaches the run, which stops its gateways last.
+            self._proc = subprocess.Popen(
+                self.command(), stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         return self
 
     def wait_healthy(self) -> str:
@@ -157,12 +177,17 @@ class GatewayProcess:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        proc.terminate()
+        _signal_group(proc.pid, signal.SIGTERM)  # its workers too (--workers N)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
 
 
 @contextlib.contextmanager

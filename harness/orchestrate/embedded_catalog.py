@@ -22,7 +22,7 @@ GATEWAYS: dict[str, tuple[str, ...]] = {
 }
 
 # The extended features of profile `openai` each reference gateway claims (specs/openai/profile.yaml).
-_COMMON = ("stream-usage", "tools", "structured-outputs", "vision", "models-endpoint")
+_COMMON = ("gateway-keys", "stream-usage", "tools", "structured-outputs", "vision", "models-endpoint")
 FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     # EZAT over Anthropic: refuses n > 1 and logprobs (its doc's refusal table), so neither is claimed.
     ("ezat", "openai"): (*_COMMON, "parallel-tool-calls", "prompt-cache-usage", "reasoning", "usage-details"),
@@ -70,9 +70,11 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("relay", "anthropic"): ("gateway-keys", "tools", "parallel-tool-use", "vision", "models-endpoint"),
     # /v1/responses is bridged through each profile's chat flow (inbound/responses_bridge.py) and keeps responses on
-    # the gateway's store (`state`).
+    # the gateway's store (`state`); every profile serves it over a WebSocket too (inbound/responses_socket.py) and
+    # answers /v1/responses/compact (inbound/responses_compact.py).
     # Reasoning is carried to Anthropic (thinking) and to OpenAI's channel (reasoning_effort), not by Relay's Gemini
-    # path, as for profile openai.
+    # path, as for profile openai. EZAT's bridge carries Claude's thinking blocks (signatures intact) in reasoning items
+    # of its own making, and back on the next turn (inbound/reasoning_items.py): reasoning-items.
     ("ezat", "responses"): (
         "gateway-keys",
         "tools",
@@ -80,8 +82,11 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "structured-outputs",
         "vision",
         "reasoning",
+        "reasoning-items",
         "state",
         "models-endpoint",
+        "websocket",
+        "compact",
     ),
     # LYRouter passes gpt-5.5's /v1/responses through to the Responses upstream (inbound/responses_native.py), so
     # reasoning items and their encrypted_content travel as they are (reasoning-items).
@@ -95,6 +100,8 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "reasoning-items",
         "state",
         "models-endpoint",
+        "websocket",
+        "compact",
     ),
     ("relay", "responses"): (
         "gateway-keys",
@@ -103,8 +110,28 @@ FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
         "vision",
         "state",
         "models-endpoint",
+        "websocket",
+        "compact",
     ),
 }
+
+
+# What a gateway adds (issue 45; specs/features/gateway-features.md), claimed on every surface catalog where the
+# gateway's doc allows it, each set up in reference_gateway/model_maps/<gateway>/<catalog>-features.yaml:
+# - EZAT: its error table has its own 429 (rate_limit_exceeded, wait for retry-after) and a spent key's 402
+#   insufficient_quota (rate-limits, budget); it documents no fallback and reports no cost.
+# - LYRouter: its own 429 names its subject (rate-limits); "moves to the next channel on failure ... Once streaming
+#   output has started, the gateway no longer switches channels" (fallback); a spent quota is a 429
+#   rate_limit_error the SDKs retry, and it reports no cost ("the logs are authoritative"): no budget, no cost.
+# - Relay: "budget hard-stops", "fallback along the model's fallback chain", X-Relay-Cost-Usd (all four; its own
+#   rate limit is a reading, the doc names none).
+_ADDED: dict[str, tuple[str, ...]] = {
+    "ezat": ("rate-limits", "budget"),
+    "lyrouter": ("rate-limits", "fallback"),
+    "relay": ("rate-limits", "budget", "fallback", "cost"),
+}
+for (_gateway, _catalog), _claimed in list(FEATURES.items()):
+    FEATURES[(_gateway, _catalog)] = (*_claimed, *_ADDED[_gateway])
 
 
 def gateways_for(catalog: str) -> tuple[str, ...]:

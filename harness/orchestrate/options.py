@@ -150,6 +150,18 @@ OPTIONS: tuple[Option, ...] = (
         "own",
     ),
     Option(
+        ("--implementation",),
+        {
+            "metavar": "FILE",
+            "help": "YAML describing your gateway (specs/schema/implementation.schema.json): organization, project, "
+            "version, url, contact and its set-up for the conformance report, and under `features:` how the "
+            "features you claim are set up (a key it limits, a key over its budget, the mark of its own 429, where "
+            "it reports cost and its price table); the --implementation-* options override its fields",
+        },
+        "forward",
+        path=True,
+    ),
+    Option(
         ("--strict-rules",),
         {
             "action": "store_true",

@@ -32,16 +32,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
     """A conformance run's bad configuration exits 3, as every gateway-conformance command does (pytest's
-    own usage errors, found before this hook, keep its 4); a gateway that does not answer its API at all, 2."""
+    own usage errors, found before this hook, keep its 4); a gateway that does not answer its API at all, 2; a run
+    stopped by SIGINT or SIGTERM, 130 or 143 (its results so far written, marked interrupted)."""
     if not config.getoption("gateway_url", None):
         return (yield)
     try:
-        return (yield)
+        code = yield
     except pytest.UsageError as exc:
         from _pytest.config import print_usage_error
 
         print_usage_error(exc, file=sys.stderr)
         return getattr(exc, "gc_exit", EXIT_CONFIG)
+    if code == pytest.ExitCode.INTERRUPTED:  # by a signal: 128 + its number, as a shell says (130, 143)
+        from harness.orchestrate.processes import received
+
+        signum = received()
+        return 128 + signum if signum else code
+    return code
 
 
 def pytest_configure(config: pytest.Config) -> None:

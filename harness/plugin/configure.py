@@ -30,6 +30,7 @@ def configure(config: pytest.Config) -> None:
     root = specs_root(opt.specs_dir)
     profile = _check_options(opt, root)
     _check_features(opt.feature, profile)
+    setup = _load_setup(opt.implementation, opt.feature)
     models = _load_model_map(opt.model_map, profile)
     expectations = _load_expectations(opt.expectations, profile.name)
     # Run the profile's catalog unless the user named paths (e.g. a folder of their own rules).
@@ -52,6 +53,7 @@ def configure(config: pytest.Config) -> None:
         nonstream_timeout=opt.nonstream_timeout,
         allow_large_requests=bool(opt.allow_large_requests),
         surface=profile.surface,
+        setup=setup,
     )
     state = SessionState(
         target=target,
@@ -78,6 +80,10 @@ def configure(config: pytest.Config) -> None:
             state.close()
             raise
     state.specs_root = root
+    if not is_worker(config):  # SIGTERM as Ctrl-C: the results judged so far are written, marked interrupted
+        from harness.orchestrate.processes import handle_signals
+
+        state.signals = handle_signals()
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(ConformanceRun(state), "gateway-conformance-run")
 
@@ -90,6 +96,22 @@ def _load_model_map(path: str | None, profile: Profile) -> dict[str, str | None]
         return load_model_map(path, profile)
     except ModelMapError as exc:
         raise pytest.UsageError(str(exc)) from exc
+
+
+def _load_setup(path: str | None, features: list[str]) -> Any:
+    """The claimed features' set-up (--implementation FILE's `features:`); a claimed feature without it is bad
+    configuration, never a guess (harness/featuresetup.py)."""
+    from harness.errors import ConfigError
+    from harness.featuresetup import load_feature_setup
+
+    try:
+        setup = load_feature_setup(path)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    problems = setup.missing_for(features)
+    if problems:
+        raise pytest.UsageError("; ".join(problems))
+    return setup
 
 
 def _rerun_base(config: pytest.Config) -> str:

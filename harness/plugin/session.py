@@ -94,11 +94,15 @@ class ConformanceRun:
                 (item.nodeid, expected_wait(item.rule, item.variant, self.state.target), item.run)
                 for item in runnable
             )
+        interrupted = False
         try:
             return (yield)
+        except KeyboardInterrupt:  # SIGINT or SIGTERM (Interrupted): the rules in flight are not waited for
+            interrupted = True
+            raise
         finally:
             if self.state.ahead is not None:
-                self.state.ahead.close()
+                self.state.ahead.close(wait=not interrupted)
                 self.state.ahead = None
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown when xdist is not loaded
@@ -183,7 +187,11 @@ class ConformanceRun:
         config = session.config
         if is_worker(config):
             return
-        if config.option.write_expectations:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:  # SIGINT or SIGTERM: what was judged so far, marked so
+            from harness.orchestrate.processes import received, signal_name
+
+            self.state.interrupted = signal_name(received() or 2)
+        if config.option.write_expectations and not self.state.interrupted:
             import yaml
 
             from harness.expectations import from_failures
@@ -232,6 +240,7 @@ def report_document(state: SessionState, collection_errors: int = 0) -> dict[str
         started=state.started,
         collection_errors=collection_errors,
         expectation_problems=state.expectation_problems,
+        interrupted=state.interrupted,
     )
 
 

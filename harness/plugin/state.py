@@ -38,6 +38,12 @@ class SessionState:
     specs_root: Path | None = None  # where the profile's catalog lives (--specs-dir or the bundled specs/)
     workers: int = 1  # rules in flight at once (--concurrency); 1: each runs when pytest reaches it
     ahead: RunAhead | None = None  # the rules running ahead of pytest's loop (harness/plugin/session.py)
+    interrupted: str | None = (
+        None  # the signal that stopped the run (SIGINT, SIGTERM): its results are partial
+    )
+    signals: dict[int, Any] = field(
+        default_factory=dict
+    )  # the handlers before this run's (put back at the end)
 
     def http(self) -> httpx.Client:
         with _CLIENTS:  # rules running ahead on threads share one client (and its connection pool)
@@ -66,6 +72,11 @@ class SessionState:
         return f"{self.rerun_base} --rule {shlex.quote(rule_id)}"
 
     def close(self) -> None:
+        if self.signals:
+            from harness.orchestrate.processes import restore
+
+            restore(self.signals)
+            self.signals = {}
         if self._http is not None:
             self._http.close()
         if self._replay is not None:

@@ -26,12 +26,14 @@ from harness import sse
 from harness.cassette.matching import match
 from harness.errors import ReplayConfigError
 from harness.families import endpoint_family, endpoint_kind
+from harness.replay import compaction
 from harness.replay.files import serve_file
 from harness.replay.plan import (
     Plan,
     PlannedAnswer,
     as_asked,
     cassette_answer,
+    echo_model,
     error_body,
     fault_answer,
     plan_answer,
@@ -77,6 +79,8 @@ def _served_record(plan: Plan, answer: PlannedAnswer) -> dict[str, Any]:
         "cassette": answer.cassette,
         "interaction": answer.interaction,
         "fault": plan.fault,
+        # the pauses between the answer's pieces: how long a provider this slow takes to stream it
+        "paced_seconds": round(plan.first_byte_delay + sum(delay for delay, _ in plan.chunks), 4),
     }
 
 
@@ -217,6 +221,26 @@ def _continued_case(state: ReplayState, kind: str | None, body: bytes) -> Case |
     return state.issuing_case(previous) if isinstance(previous, str) else None
 
 
+def deployment_of(path: str, body: Any) -> str:
+    """Which deployment a call reaches: its endpoint path (Gemini's names the model; a base path tells two
+    deployments of one provider apart) and the model its body names."""
+    model = body.get("model") if isinstance(body, dict) else None
+    return f"{path}|{model if isinstance(model, str) else ''}"
+
+
+def _for_deployment(case: Case, path: str, body: Any) -> dict[str, Any]:
+    """The case's upstream options as they apply to this call: a fault marked `first_deployment_only` answers only
+    the calls to the deployment the case's first call reached (its retries fail the same way); a call to another
+    deployment — a fallback — is served from the cassette, without the fault."""
+    fault = case.upstream.get("fault") or {}
+    deployment = deployment_of(path, body)
+    if case.first_deployment is None:
+        case.first_deployment = deployment
+    if not fault.get("first_deployment_only") or deployment == case.first_deployment:
+        return case.upstream
+    return {key: value for key, value in case.upstream.items() if key != "fault"}
+
+
 def _input_items(rid: str, inputs: list[Any], order: str | None) -> dict[str, Any]:
     """OpenAI's list of a response's input items: each message with an id, `type: message` and content parts."""
     items = []
@@ -246,7 +270,9 @@ class ReplayEndpoints:
     async def upstream(self, request: Request) -> Response:
         """A provider endpoint: find the case by marker, record the call, answer with its plan."""
         state, path = self.state, request.url.path
-        kind = endpoint_kind(path)
+        # POST /v1/responses/compact: played from the Responses cassette as a create (harness/replay/compaction.py)
+        compacting = request.method == "POST" and compaction.asked(path)
+        kind = "openai.responses" if compacting else endpoint_kind(path)
         try:
             body = await request.body()
         except (
@@ -279,6 +305,7 @@ class ReplayEndpoints:
             body_json = json.loads(body) if body else None
         except ValueError:
             body_json = None
+        upstream = _for_deployment(case, path, body_json)
         problem = refusal(kind, body_json, call["headers"])
         if problem is not None:
             # What the real provider would answer: the gateway sent something it refuses.
@@ -286,14 +313,23 @@ class ReplayEndpoints:
             state.diagnose("provider-refusal", msg, path, body, marker=case.marker, rule=case.rule)
             answer = _refused(kind, 400, msg, getattr(problem, "param", None), getattr(problem, "code", None))
         elif (missing := _unkept_previous(case, kind, body_json)) is not None:
-            # What api.openai.com answers an id it does not keep (never created here, or created with store false).
+            # What api.openai.com answers an id it does not keep (never created here, or created with store false):
+            # 400 previous_response_not_found (maximhq/bifrost#2441 quotes it; SMG 1.13.0 relays it so).
             msg = f"Previous response with id '{missing}' not found."
-            answer = _refused(kind, 404, msg, "previous_response_id", "previous_response_not_found")
+            answer = _refused(kind, 400, msg, "previous_response_id", "previous_response_not_found")
         else:
-            answer = as_asked(self._answer(case, kind, request.method, path, body_json), kind, body_json)
-            answer = _fresh_response_id(kind, answer)
-            _keep_response(state, case, kind, body_json, answer)
-        plan = plan_answer(answer, case.upstream if problem is None else {}, kind)
+            scripted = compaction.create_path(path) if compacting else path
+            answer = as_asked(
+                self._answer(case, kind, request.method, scripted, body_json, upstream), kind, body_json
+            )
+            if upstream.get("echo_model"):  # the answer names the model asked for, as a provider's does
+                answer = echo_model(answer, kind, body_json, path)
+            if compacting:  # a compaction is no response: nothing kept under an id
+                answer = compaction.compacted(answer, body_json)
+            else:
+                answer = _fresh_response_id(kind, answer)
+                _keep_response(state, case, kind, body_json, answer)
+        plan = plan_answer(answer, upstream if problem is None else {}, kind)
         # Recorded before sending: the harness may ask as soon as the gateway has answered.
         call["served"] = {**_served_record(plan, answer), "provider_refusal": problem}
         state.add_call(case, call)
@@ -349,9 +385,18 @@ class ReplayEndpoints:
             )
         return PlanResponse(plan, lambda sent: None)
 
-    def _answer(self, case: Case, kind: str | None, method: str, path: str, body_json: Any) -> PlannedAnswer:
-        """What the case scripts for this call: an injected fault, or the matching cassette interaction."""
-        fault = case.upstream.get("fault") or {}
+    def _answer(
+        self,
+        case: Case,
+        kind: str | None,
+        method: str,
+        path: str,
+        body_json: Any,
+        upstream: dict[str, Any] | None = None,
+    ) -> PlannedAnswer:
+        """What the case scripts for this call (`upstream`: the case's options as they apply to this call's
+        deployment): an injected fault, or the matching cassette interaction."""
+        fault = (case.upstream if upstream is None else upstream).get("fault") or {}
         if "status" in fault:
             return fault_answer(kind, fault)
         cassette = case.for_family(endpoint_family(path))

@@ -34,6 +34,7 @@ def _served(raw: Mapping[str, Any] | None) -> ServedAnswer | None:
         interaction=raw.get("interaction"),
         fault=raw.get("fault"),
         provider_refusal=raw.get("provider_refusal"),
+        paced_seconds=float(raw.get("paced_seconds") or 0.0),
     )
 
 

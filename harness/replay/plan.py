@@ -360,3 +360,49 @@ def cassette_answer(cassette: Cassette, index: int) -> PlannedAnswer:
         cassette=cassette.name,
         interaction=index,
     )
+
+
+def echo_model(answer: PlannedAnswer, kind: str | None, request: Any, path: str) -> PlannedAnswer:
+    """The answer naming the model the request asked for, as a provider answers with the model it served (upstream
+    option `echo_model`): a JSON answer's `model` (Gemini: `modelVersion`), and in a stream every event's `model`,
+    `message.model` or `response.model`. A cassette recorded for one model otherwise tells a gateway that reads the
+    answer's model (to price it) a model it never asked for."""
+    asked = request.get("model") if isinstance(request, Mapping) else None
+    if kind == "gemini.generate":
+        found = re.search(r"/models/([^/:]+):", path)
+        asked = found.group(1) if found else asked
+    if not isinstance(asked, str) or answer.status != 200:
+        return answer
+
+    def named(data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for key in ("model", "modelVersion"):
+            if isinstance(out.get(key), str):
+                out[key] = asked
+        for inner in ("message", "response"):
+            if isinstance(out.get(inner), dict) and isinstance(out[inner].get("model"), str):
+                out[inner] = {**out[inner], "model": asked}
+        return out
+
+    compact: dict[str, Any] = {"separators": (",", ":"), "ensure_ascii": False}
+    if not answer.sse:
+        try:
+            body = json.loads(answer.body)
+        except ValueError:
+            return answer
+        return replace(answer, body=json.dumps(named(body), **compact).encode())
+    kept: list[bytes] = []
+    for event in split_events(answer.body):
+        head, sep, rest = event.partition(b"data:")
+        try:
+            data = json.loads(rest) if sep and rest.strip() and rest.strip() != b"[DONE]" else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or named(data) == data:
+            kept.append(event)
+            continue
+        ending = event[len(event.rstrip(b"\r\n")) :]
+        kept.append(head + b"data: " + json.dumps(named(data), **compact).encode() + ending)
+    return replace(answer, body=b"".join(kept))

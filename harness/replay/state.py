@@ -20,7 +20,7 @@ from harness.errors import CassetteError, ReplayConfigError
 from harness.families import FAMILIES
 from harness.outcomes import MARKER_RE
 
-UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk", "rechunk_gap"})
+UPSTREAM_BLOCK_KEYS = frozenset({"cassette", "fault", "pacing", "rechunk", "rechunk_gap", "echo_model"})
 FAULT_KEYS = frozenset(
     {
         "status",
@@ -31,6 +31,7 @@ FAULT_KEYS = frozenset(
         "drop_after_bytes",
         "first_byte_delay",
         "pause_after_events",
+        "first_deployment_only",  # the fault answers the case's first deployment only (app._for_deployment)
     }
 )
 _MAX_DIAGNOSTICS = 10000  # bounded memory for a long-running serve-upstream; entries carry `seq`
@@ -116,6 +117,9 @@ class Case:
     issued_responses: set[str] = field(default_factory=set)
     # A kept response's input items (the request's `input`; a string is one user message), for `…/input_items`.
     kept_inputs: dict[str, list[Any]] = field(default_factory=dict)
+    # The deployment (endpoint path and model) of the case's first call: a fault with `first_deployment_only`
+    # answers only the calls to it, so a fallback to another deployment is served from the cassette.
+    first_deployment: str | None = None
 
     def for_family(self, family: str | None) -> Cassette | None:
         """The cassette that answers a call to `family`'s endpoint: the set's entry, else the one cassette."""

@@ -123,7 +123,7 @@ ANTHROPIC_FIELDS = frozenset(
 )  # fmt: skip
 # The deprecated beta spelling of structured outputs: accepted with its beta header during the transition
 # (Anthropic's structured-outputs guide: `output_format` moved to `output_config.format`).
-BETA_FIELDS = {"output_format": "structured-outputs-"}
+BETA_FIELDS = {"output_format": "structured-outputs-", "context_management": "context-management-"}
 # `anthropic-version: 2026-10-21` (the SDKs' default since 2.0) removed temperature, top_p and top_k: the API
 # answers 400 "temperature: Extra inputs are not permitted" even at default values (docs/wire-reference.md 1.1;
 # the migration reports it cites). Versions before it accept them.
@@ -162,6 +162,7 @@ def anthropic_problems(body: Mapping[str, Any], headers: Mapping[str, str] | Non
     yield from _thinking_problems(body, max_tokens)
     yield from _cache_problems(body)
     yield from _tool_problems(body, messages)
+    yield from _thinking_history_problems(body, messages)
     for i, block in _blocks(messages):
         yield from _source_problems(i, block)
 
@@ -182,6 +183,32 @@ def _thinking_problems(body: Mapping[str, Any], max_tokens: int) -> Iterator[str
     choice = body.get("tool_choice")
     if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
         yield "tool_choice: thinking may not be enabled when tool_choice forces tool use"
+
+
+def _thinking_history_problems(body: Mapping[str, Any], messages: list[Any]) -> Iterator[str]:
+    """With thinking on, the last assistant turn that calls a tool must begin with the thinking block the model
+    wrote before the call (Anthropic refuses it otherwise, in these words; extended thinking guide, "Preserving
+    thinking blocks"): a gateway that drops thinking from a tool turn's history meets this live."""
+    thinking = body.get("thinking")
+    if not isinstance(thinking, Mapping) or thinking.get("type") not in ("enabled", "adaptive"):
+        return
+    turns = [
+        (i, m) for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "assistant"
+    ]
+    if not turns:
+        return
+    i, last = turns[-1]
+    content = _content(last)
+    if not any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in content):
+        return
+    first = content[0] if content and isinstance(content[0], Mapping) else {}
+    if first.get("type") not in ("thinking", "redacted_thinking"):
+        yield (
+            f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start with a "
+            "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+            "include thinking blocks from previous turns. To avoid this requirement, disable `thinking`."
+        )
 
 
 def _cache_marks(value: Any) -> Iterator[None]:
@@ -295,12 +322,80 @@ def reasoning_problems(body: Mapping[str, Any]) -> Iterator[str]:
                          "unsupported_parameter")  # fmt: skip
 
 
+# api.openai.com's chat completions parameters (openai-python 3.57.0 `CompletionCreateParamsBase`, and `stream`). It
+# refuses any other for its own models ("Unrecognized request argument supplied: x"), so a gateway that puts another
+# API's word on the wire (Claude Code Router's `reasoning`, claude-code-router#724) fails as it would live; a model
+# of another OpenAI-compatible provider (deepseek-chat, a local server) may take more, so only OpenAI's ids are held.
+OPENAI_CHAT_PARAMETERS = frozenset({
+    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs", "max_completion_tokens",
+    "max_tokens", "messages", "metadata", "modalities", "model", "moderation", "n", "parallel_tool_calls",
+    "prediction", "presence_penalty", "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention",
+    "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier", "stop", "store", "stream",
+    "stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
+    "web_search_options",
+})  # fmt: skip
+OPENAI_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:gpt-|o\d|chatgpt-|ft:)")
+# tool_choice's string values (Create chat completion, tool_choice); an object names a function.
+OPENAI_TOOL_CHOICES = ("none", "auto", "required")
+
+
+def _parameter_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    if OPENAI_MODEL.match(str(body.get("model") or "")):
+        for name in body:
+            if name not in OPENAI_CHAT_PARAMETERS:
+                yield Problem.of(f"Unrecognized request argument supplied: {name}")
+                return
+    choice = body.get("tool_choice")
+    if isinstance(choice, str) and choice not in OPENAI_TOOL_CHOICES:
+        yield Problem.of(
+            f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'.",
+            param="tool_choice", code="invalid_value",
+        )  # fmt: skip
+
+
+def strict_schema_problems(schema: Any, name: str, where: str = "()") -> Iterator[str]:
+    """What OpenAI's strict structured outputs refuse in a schema (Structured Outputs guide, "Supported schemas":
+    every property required, `additionalProperties: false` on every object), in its own words."""
+    if not isinstance(schema, Mapping):
+        return
+    properties = schema.get("properties")
+    if schema.get("type") == "object" or isinstance(properties, Mapping):
+        props = properties if isinstance(properties, Mapping) else {}
+        if schema.get("additionalProperties") is not False:
+            yield (f"Invalid schema for response_format '{name}': In context={where}, 'additionalProperties' is "
+                   "required to be supplied and to be false.")  # fmt: skip
+        given = schema.get("required")
+        required: list[Any] = given if isinstance(given, list) else []
+        missing = [key for key in props if key not in required]
+        if missing:
+            yield (f"Invalid schema for response_format '{name}': In context={where}, 'required' is required to be "
+                   f"supplied and to be an array including every key in properties. Missing '{missing[0]}'.")  # fmt: skip
+        for key, sub in props.items():
+            yield from strict_schema_problems(sub, name, f"('properties', '{key}')")
+    if isinstance(schema.get("items"), Mapping):
+        yield from strict_schema_problems(schema["items"], name, f"{where}, 'items'")
+
+
+def _response_format_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    fmt = body.get("response_format")
+    if not isinstance(fmt, Mapping) or fmt.get("type") != "json_schema":
+        return
+    given = fmt.get("json_schema")
+    spec: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    if spec.get("strict") is True:
+        for problem in strict_schema_problems(spec.get("schema"), str(spec.get("name") or "")):
+            yield Problem.of(problem, param="response_format", code="invalid_json_schema")
+            return
+
+
 def openai_problems(body: Mapping[str, Any]) -> Iterator[str]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         yield "messages: at least one message is required"
         return
     yield from openai_integer_problems(body)
+    yield from _parameter_problems(body)
+    yield from _response_format_problems(body)
     yield from reasoning_problems(body)
     yield from _range(body, "temperature", 0, 2)
     yield from _range(body, "top_p", 0, 1)
@@ -341,6 +436,33 @@ CHAT_ONLY_PARAMETERS = frozenset({
 MIN_OUTPUT_TOKENS = 16  # "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16"
 
 
+def _responses_input_problems(body: Mapping[str, Any]) -> Iterator[str]:
+    """What api.openai.com refuses in a history a gateway reshaped (audit D9): an empty `input`; a function call
+    without its output, or an output without its call (unless `previous_response_id` holds the other half:
+    openai/codex#593 quotes the first). Item ids of a `store: false` response (jrkropp/open-webui-developer-toolkit#715)
+    are not refused here: which items OpenAI takes back by id is not documented, and clients send them."""
+    items = body.get("input")
+    if isinstance(items, list) and not items and not body.get("previous_response_id"):
+        yield Problem.of("Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty "
+                         "array instead.", "input", "empty_array")  # fmt: skip
+        return
+    if not isinstance(items, list) or body.get("previous_response_id"):
+        return
+    entries = [i for i in items if isinstance(i, Mapping)]
+    for kind, answer in (
+        ("function_call", "function_call_output"),
+        ("custom_tool_call", "custom_tool_call_output"),
+    ):
+        calls = {i.get("call_id") for i in entries if i.get("type") == kind}
+        outputs = {i.get("call_id") for i in entries if i.get("type") == answer}
+        for call_id in sorted(str(c) for c in calls - outputs):
+            yield Problem.of(f"No tool output found for function call {call_id}.", "input")
+            return
+        for call_id in sorted(str(c) for c in outputs - calls):
+            yield Problem.of(f"No tool call found for function call output with call_id {call_id}.", "input")
+            return
+
+
 def responses_problems(body: Mapping[str, Any]) -> Iterator[str]:
     for name in body:
         if name in CHAT_ONLY_PARAMETERS:
@@ -370,6 +492,17 @@ def responses_problems(body: Mapping[str, Any]) -> Iterator[str]:
                     "unsupported_parameter")  # fmt: skip
     yield from _range(body, "temperature", 0, 2)
     yield from _range(body, "top_p", 0, 1)
+    yield from _responses_input_problems(body)
+    given_text = body.get("text")
+    text: Mapping[str, Any] = given_text if isinstance(given_text, Mapping) else {}
+    given_format = text.get("format")
+    fmt: Mapping[str, Any] = given_format if isinstance(given_format, Mapping) else {}
+    if fmt.get("type") == "json_schema" and fmt.get("strict") is True:
+        for problem in strict_schema_problems(fmt.get("schema"), str(fmt.get("name") or "")):
+            yield Problem.of(
+                problem.replace("response_format", "text.format"), "text.format.schema", "invalid_json_schema"
+            )
+            break
     if body.get("stream_options") is not None and body.get("stream") is not True:
         yield Problem.of(
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param="stream_options"

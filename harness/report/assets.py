@@ -46,10 +46,10 @@ code,pre,.cmd{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu San
 .muted{color:var(--muted)}
 .top{display:flex;gap:28px;align-items:stretch;padding:22px 24px;background:#fff;border-bottom:1px solid var(--line);
 border-top:6px solid var(--pass)}
-.top.v-FAIL{border-top-color:var(--fail)}.top.v-INCOMPLETE{border-top-color:var(--warn)}
+.top.v-FAIL{border-top-color:var(--fail)}.top.v-INCOMPLETE,.top.v-INTERRUPTED{border-top-color:var(--warn)}
 .verdict{min-width:220px;border-radius:10px;padding:16px 18px;color:#fff;background:var(--pass);
 display:flex;flex-direction:column;justify-content:center}
-.v-FAIL .verdict{background:var(--fail)}.v-INCOMPLETE .verdict{background:var(--warn)}
+.v-FAIL .verdict{background:var(--fail)}.v-INCOMPLETE .verdict,.v-INTERRUPTED .verdict{background:var(--warn)}
 .vword{font-size:34px;font-weight:700;letter-spacing:.04em}.vtext{font-size:13px;opacity:.95}
 .facts h1{margin:0 0 8px;font-size:22px}
 .facts dl{display:grid;grid-template-columns:auto 1fr;gap:2px 14px;margin:0 0 8px}
@@ -58,7 +58,7 @@ display:flex;flex-direction:column;justify-content:center}
 .chip{display:inline-block;padding:1px 7px;border-radius:10px;font-size:11px;font-weight:600;color:#fff;
 white-space:nowrap;vertical-align:middle;background:var(--na)}
 .o-PASS{background:var(--pass)}.o-FAIL,.o-XPASS{background:var(--fail)}.o-WARN{background:var(--warn)}
-.o-HARNESS_ERROR,.o-INCOMPLETE{background:var(--err)}.o-XFAIL{background:var(--xfail)}
+.o-HARNESS_ERROR,.o-INCOMPLETE,.o-INTERRUPTED{background:var(--err)}.o-XFAIL{background:var(--xfail)}
 .o-NOT_APPLICABLE,.o-SKIP{background:var(--na)}
 .areagrid{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px}
 .areabox{background:#fff;border:1px solid var(--line);border-radius:8px;padding:12px}

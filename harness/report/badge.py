@@ -7,7 +7,13 @@ from typing import Any
 
 from harness.outcomes import NOT_JUDGED, overall_verdict
 
-BADGE_COLORS = {"PASS": "#2da44e", "FAIL": "#cf222e", "INCOMPLETE": "#d4a72c", "UNJUDGED": "#6e7781"}
+BADGE_COLORS = {
+    "PASS": "#2da44e",
+    "FAIL": "#cf222e",
+    "INCOMPLETE": "#d4a72c",
+    "UNJUDGED": "#6e7781",
+    "INTERRUPTED": "#6e7781",
+}
 
 
 def _text_width(text: str) -> int:
@@ -29,6 +35,8 @@ def badge_svg(documents: Sequence[Mapping[str, Any]]) -> str:
         message += " (incomplete)"
     elif overall == "UNJUDGED":
         message += " (nothing judged)"
+    elif overall == "INTERRUPTED":
+        message += " (interrupted)"
     lw, mw = _text_width(label) + 12, _text_width(message) + 12
     width, color = lw + mw, BADGE_COLORS[overall]
     esc = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}

@@ -21,8 +21,10 @@ def results_document(
     collection_errors: int = 0,
     expectation_problems: Sequence[str] = (),
     finished: float | None = None,
+    interrupted: str | None = None,
 ) -> dict[str, Any]:
-    """`profile`: name, doc, title; `target`: gateway_url, upstream, replay_url, models, features, strict."""
+    """`profile`: name, doc, title; `target`: gateway_url, upstream, replay_url, models, features, strict;
+    `interrupted`: the signal that stopped the run before it judged everything (its results so far, never a pass)."""
     ordered = sorted(results, key=lambda r: (r["rule_id"], json.dumps(r["variant"], sort_keys=True)))
     finished = time.time() if finished is None else finished
     return {
@@ -39,6 +41,7 @@ def results_document(
         "collection_errors": collection_errors,
         "expectation_problems": list(expectation_problems),
         "results": [dict(r) for r in ordered],
+        **({"interrupted": interrupted} if interrupted else {}),
     }
 
 

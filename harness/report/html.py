@@ -20,6 +20,7 @@ VERDICT_TEXT = {
     "FAIL": "unexpected failures",
     "INCOMPLETE": "the harness itself failed on some rules: the verdict is incomplete",
     "UNJUDGED": "nothing judged (or less than was asked: a model role mapped to nothing): not a pass",
+    "INTERRUPTED": "interrupted before every rule was judged: what was judged so far, not a verdict",
 }
 
 

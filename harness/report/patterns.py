@@ -90,7 +90,14 @@ def _answer(result: Mapping[str, Any]) -> tuple[int | None, str | None, str | No
     )
 
 
-def _cause(profile: str, status: int | None, code: str | None, message: str, expected_error: bool) -> str:
+def _cause(
+    profile: str,
+    status: int | None,
+    code: str | None,
+    message: str,
+    expected_error: bool,
+    provider_called: bool = False,
+) -> str:
     text = f"{code or ''} {message}".lower()
     roles = f"gateway-conformance roles --profile {profile}"
     if status in (401, 403):
@@ -100,7 +107,14 @@ def _cause(profile: str, status: int | None, code: str | None, message: str, exp
         return "the same check fails the same way in each: the first failure's exchange shows what the gateway sent or answered"
     if "does not support parameters" in text or "unsupported param" in text:
         return "the gateway refuses a request parameter it does not translate for this provider (see the message)"
-    if "model" in text or "route" in text or "deployment" in text:
+    if provider_called and status is not None and status >= 500:
+        # the model id routed (the provider was asked): what failed is the gateway's answer to the provider's —
+        # TensorZero's "All model providers failed" and LiteLLM's "model group … failed" name a model all the same
+        return (
+            "the gateway answers the provider's answer with its own server error: compare the provider's answer "
+            "with the gateway's in the first exchange"
+        )
+    if ("model" in text or "route" in text or "deployment" in text) and not provider_called:
         return (
             f"likely the model ids: map the profile's model roles to your gateway's ids with --model-map "
             f"(list the roles and draft a map: {roles} --write-model-map FILE --gateway-url URL)"
@@ -292,7 +306,14 @@ def _answer_patterns(
                 status,
                 code or kind,
                 rules,
-                _cause(name, status, code, messages[(status, code, kind, norm)], expected_error),
+                _cause(
+                    name,
+                    status,
+                    code,
+                    messages[(status, code, kind, norm)],
+                    expected_error,
+                    provider_called=any((r.get("exchange") or {}).get("upstream") for r in results),
+                ),
                 norm,
                 of=of,
                 results=len(results),

@@ -34,9 +34,14 @@ from harness.simulator import gemini as gem
 from harness.simulator import responses as resp
 from harness.simulator import wire
 
+# The pause before each piece of a streamed answer: a model writes as it generates, it does not hand over its
+# whole answer at once (a real one streams some hundreds of tokens a second; this one about 500 pieces a second),
+# so a gateway's stream is judged against a provider that streams (rule */streaming/not-buffered, live form).
+PIECE_GAP_SECONDS = 0.002
+
 
 class CutStream(Response):
-    """An SSE body sent in pieces cut at arbitrary byte offsets."""
+    """An SSE body sent in pieces cut at arbitrary byte offsets, a short pause before each, as a model writes."""
 
     def __init__(self, pieces: list[bytes]) -> None:
         super().__init__(status_code=200, media_type="text/event-stream")
@@ -48,7 +53,7 @@ class CutStream(Response):
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         for piece in self.pieces:
             await send({"type": "http.response.body", "body": piece, "more_body": True})
-            await asyncio.sleep(0)
+            await asyncio.sleep(PIECE_GAP_SECONDS)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

@@ -1,8 +1,10 @@
 """OpenAI's Responses API played by the simulator (`POST …/responses`), from the request alone.
 
 The request is read as the Chat Completions request it amounts to (`input` items as messages, `instructions`
-first, flat function tools, `text.format`, `reasoning.effort`, `max_output_tokens`), generated like every other
-family (harness.simulator.core), and answered as a Response object or its event stream, built with the
+first, flat function tools, `text.format`, `reasoning.effort`, `max_output_tokens`; a custom (freeform) tool as a
+function taking its text, its call answered as a `custom_tool_call` with that text as `input`, as OpenAI answers
+one), generated like every other family (harness.simulator.core), and answered as a Response object or its event
+stream, built with the
 cassettes' own builders (harness/cassette/synthesize/responses.py), so both say the same in the same shape. The
 Response repeats the request's parameters; a reasoning item's summary is there only when `reasoning.summary`
 asks for it, its `encrypted_content` only with `include: ["reasoning.encrypted_content"]`. The simulator keeps
@@ -20,6 +22,17 @@ from typing import Any
 from harness.cassette.synthesize import responses as build
 from harness.errors import SimulatorRequestError
 from harness.simulator import core, wire
+
+# A custom tool is generated for as a function taking its text (what the model writes is its freeform input).
+CUSTOM_PARAMETERS = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
+
+
+def _custom_names(body: Mapping[str, Any]) -> set[str]:
+    return {
+        str(t["name"])
+        for t in body.get("tools") or []
+        if isinstance(t, Mapping) and t.get("type") == "custom" and isinstance(t.get("name"), str)
+    }
 
 
 def _text(content: Any) -> Any:
@@ -44,11 +57,14 @@ def chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
         kind = item.get("type", "message")
         if kind == "message":
             messages.append({"role": str(item.get("role", "user")), "content": _text(item.get("content"))})
-        elif kind == "function_call":
+        elif kind in ("function_call", "custom_tool_call"):
+            arguments = item.get("arguments", "")
+            if kind == "custom_tool_call":
+                arguments = json.dumps({"input": str(item.get("input") or "")})
             call = {"id": item.get("call_id"), "type": "function"}
-            call["function"] = {"name": item.get("name"), "arguments": item.get("arguments", "")}
+            call["function"] = {"name": item.get("name"), "arguments": arguments}
             messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif kind == "function_call_output":
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": _text(output)})
     tools = [
@@ -56,11 +72,15 @@ def chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
         for t in body.get("tools") or []
         if isinstance(t, Mapping) and t.get("type") == "function"
     ]
+    tools += [
+        {"type": "function", "function": {"name": name, "parameters": CUSTOM_PARAMETERS}}
+        for name in sorted(_custom_names(body))
+    ]
     chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
     if tools:
         chat["tools"] = tools
     choice = body.get("tool_choice")
-    if isinstance(choice, Mapping) and choice.get("type") == "function":
+    if isinstance(choice, Mapping) and choice.get("type") in ("function", "custom"):
         chat["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
     elif isinstance(choice, str):
         chat["tool_choice"] = choice
@@ -106,6 +126,12 @@ def answer(body: Mapping[str, Any], rng: random.Random, cache: core.PrefixCache)
             {"id": c.id, "name": c.name, "pieces": core.pieces(json.dumps(c.arguments), rng)}
             for c in gen.tool_calls
         ]
+        custom = _custom_names(body)
+        for call in said["tool_calls"]:
+            if call["name"] in custom:  # a custom tool's call: its freeform text (a custom_tool_call's input)
+                arguments = json.loads("".join(call["pieces"]))
+                text = arguments.get("input") if isinstance(arguments, dict) else None
+                call["input"] = text if isinstance(text, str) else json.dumps(arguments)
     name = f"simulated/{secrets.token_hex(8)}"
     model = str(body.get("model"))
     echo = dict(body)

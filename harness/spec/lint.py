@@ -44,6 +44,19 @@ def _find_doc(name: str, dirs: Sequence[Path]) -> Path | None:
     return next((d / f"{name}.md" for d in dirs if (d / f"{name}.md").is_file()), None)
 
 
+# Contracts several profiles' rules share (specs/features/gateway-features.md: what a gateway adds, on any surface).
+SHARED_DOCS = "features"
+
+
+def _shared_docs(specs_dir: Path, docs: Sequence[Path]) -> dict[str, str | None]:
+    """The shared contracts' normalised texts by name (specs/<SHARED_DOCS>/<doc>.md, or a --docs-dir)."""
+    found: dict[str, str | None] = {}
+    for folder in (*docs, specs_dir / SHARED_DOCS):
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else ():
+            found.setdefault(path.stem, _norm(path.read_text(encoding="utf-8")))
+    return found
+
+
 def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[Problem]:
     try:
         profile = load_profile(name, specs_dir)
@@ -56,6 +69,7 @@ def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[P
     doc = _norm(doc_path.read_text(encoding="utf-8")) if doc_path else None
     if doc_path is None:
         yield Problem(profile_file, f"doc {profile.doc}.md not found (looked in {', '.join(map(str, docs))})")
+    texts: dict[str, str | None] = {**_shared_docs(specs_dir, docs), profile.doc: doc}
     rules: dict[str, Rule] = {}
     for path in rule_files(specs_dir / name):
         try:
@@ -76,21 +90,24 @@ def lint_profile(specs_dir: Path, name: str, docs: Sequence[Path]) -> Iterator[P
                 yield Problem(where, f"{rule.id}: model role ${role} is not declared in {profile_file}")
             for feature in sorted((rule.needs.features | rule.needs.without) - set(profile.features)):
                 yield Problem(where, f"{rule.id}: feature {feature!r} is not declared in {profile_file}")
-            if rule.source.doc != profile.doc:
+            cited = texts.get(rule.source.doc, "") if rule.source.doc in texts else None
+            if rule.source.doc not in texts:
                 yield Problem(
-                    where, f"{rule.id}: cites doc {rule.source.doc!r}, the profile's is {profile.doc!r}"
+                    where,
+                    f"{rule.id}: cites doc {rule.source.doc!r}, neither the profile's ({profile.doc!r}) nor a shared "
+                    f"one ({SHARED_DOCS}/<doc>.md)",
                 )
-            elif doc is not None and _norm(rule.source.quote) not in doc:
+            elif cited is not None and _norm(rule.source.quote) not in cited:
                 yield Problem(
-                    where, f"{rule.id}: the quote is not in {profile.doc}.md: {rule.source.quote[:80]!r}"
+                    where, f"{rule.id}: the quote is not in {rule.source.doc}.md: {rule.source.quote[:80]!r}"
                 )
     if not rules:
         yield Problem(str(specs_dir / name), "no rules: a profile needs at least one rule file")
-    yield from _lint_ledger(specs_dir / "coverage" / f"{name}.yaml", name, profile.doc, rules, doc)
+    yield from _lint_ledger(specs_dir / "coverage" / f"{name}.yaml", name, profile.doc, rules, texts)
 
 
 def _lint_ledger(
-    path: Path, name: str, doc_name: str, rules: dict[str, Rule], doc: str | None
+    path: Path, name: str, doc_name: str, rules: dict[str, Rule], texts: dict[str, str | None]
 ) -> Iterator[Problem]:
     file = str(path)
     if not path.is_file():
@@ -112,9 +129,16 @@ def _lint_ledger(
     listed: set[str] = set()
     todo = 0
     for index, sentence in enumerate(data["sentences"]):
-        if doc is not None and _norm(sentence["quote"]) not in doc:
+        # A sentence of a shared contract says its doc (`doc: gateway-features`); the rest are the profile's.
+        cited = sentence.get("doc", doc_name)
+        doc = texts.get(cited)
+        if cited not in texts:
             yield Problem(
-                file, f"sentences/{index}: the quote is not in {doc_name}.md: {sentence['quote'][:80]!r}"
+                file, f"sentences/{index}: no doc {cited}.md (the profile's, or {SHARED_DOCS}/{cited}.md)"
+            )
+        elif doc is not None and _norm(sentence["quote"]) not in doc:
+            yield Problem(
+                file, f"sentences/{index}: the quote is not in {cited}.md: {sentence['quote'][:80]!r}"
             )
         for rule_id in sentence.get("rules", ()):
             listed.add(rule_id)

@@ -132,6 +132,12 @@ def _validate(name: str, data: Any, node: yaml.Node | None, schema: str) -> None
     raise SpecError(name, line, f"at {where}: {err.message}")
 
 
+def validate_document(name: str, data: Any, schema: str) -> None:
+    """`data` (read elsewhere, e.g. an implementation file) against specs/schema/<schema>.schema.json: a SpecError
+    (a ConfigError) naming where and what for the first problem."""
+    _validate(name, data, None, schema)
+
+
 def _line_of(node: yaml.Node | None, path: Sequence[Any]) -> int:
     return _node_at(node, path).start_mark.line + 1 if node is not None else 0
 
@@ -163,6 +169,9 @@ def _capabilities_used(rule: Mapping[str, Any]) -> set[str]:
         used.add("upstream_path")
     if "${data_url:" in json.dumps(rule["request"]):
         used.add("data_url")
+    requests = [rule["request"], *((t.get("request") or {}) for t in rule.get("then", ()))]
+    if any(r.get("transport", "http") != "http" for r in requests):
+        used.add("websocket")
     return used
 
 

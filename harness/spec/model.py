@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 ROLE_RE = re.compile(r"\$([A-Z][A-Z0-9_]*)\b")
 # Placeholders that are not model roles.
-RESERVED = frozenset({"MARKER", "GATEWAY_KEY"})
+# (and the keys a gateway's set-up declares for its claimed features: harness/featuresetup.py).
+RESERVED = frozenset({"MARKER", "GATEWAY_KEY", "RATE_LIMITED_KEY", "OVER_BUDGET_KEY"})
 
 # Expectation keys that only make sense for a streamed answer.
 STREAM_ONLY = frozenset({"stream_order", "chunks", "stream_matches_nonstream"})
@@ -25,11 +26,13 @@ UPSTREAM_SIDE_EXPECTATIONS = frozenset(
         "upstream_raw",
         "upstream_compare",
         "usage",
+        "forwards_headers",
+        "cost",
     }
 )
 # Capabilities a rule may declare in `needs.harness` (specs/README.md, "Beyond one request"). A runner that does
 # not implement one must report the rule NOT_APPLICABLE instead of running part of it.
-HARNESS_CAPABILITIES = frozenset({"then", "upstream_path", "data_url"})
+HARNESS_CAPABILITIES = frozenset({"then", "upstream_path", "data_url", "websocket"})
 
 
 @dataclass(frozen=True)
@@ -86,12 +89,16 @@ class Rule:
             for values in itertools.product(*(v for _, v in self.variants))
         ]
 
-    def expect_for(self, variant: Mapping[str, Any]) -> dict[str, Any]:
-        """`expect` with the matching `when` overrides applied, minus stream-only keys for non-stream variants."""
+    def expect_for(self, variant: Mapping[str, Any], families: Collection[str] = ()) -> dict[str, Any]:
+        """`expect` with the matching `when` overrides applied, minus stream-only keys for non-stream variants.
+        `families`: the provider families the gateway called (replay mode), for overrides keyed by `family`."""
         merged = dict(self.expect)
         for override in self.when:
-            if all(variant.get(k) == v for k, v in override["variant"].items()):
-                merged.update(override["expect"])
+            if not all(variant.get(k) == v for k, v in (override.get("variant") or {}).items()):
+                continue
+            if "family" in override and override["family"] not in families:
+                continue
+            merged.update(override["expect"])
         if not variant.get("stream", False) and not _body_streams(self.request):
             for key in STREAM_ONLY:
                 merged.pop(key, None)
@@ -99,8 +106,12 @@ class Rule:
 
 
 def _body_streams(request: Mapping[str, Any]) -> bool:
+    """The request asks for a stream: `stream: true` in its body, or a transport whose answer is always events
+    (`transport: websocket`)."""
     body = request.get("body")
-    return isinstance(body, Mapping) and body.get("stream") is True
+    return request.get("transport", "http") != "http" or (
+        isinstance(body, Mapping) and body.get("stream") is True
+    )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ A surface says:
 - its errors: where the error document of an answer is, and what its envelope must look like;
 - the check kinds whose meaning is the surface's own (`stream_order` is the chunk state machine of Chat
   Completions and the event grammar of Messages; `finish_reason`, `shape`, the live forms), keyed by name;
-- how a live request is bounded (the fields that cap the output), and which client libraries speak it.
+- how a live request is bounded (the fields that cap the output), and which client libraries speak it;
+- the transports it is also spoken over beside one HTTP request per answer (Responses' WebSocket mode): a variant
+  of the surface, not another one — the same requests and events, carried otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +24,25 @@ from typing import Any
 from harness.exchange import Exchange
 from harness.surfaces.reading import Payload, StreamView
 from harness.violation import Check, Violation
+
+
+@dataclass(frozen=True)
+class Transport:
+    """A way a surface's API is spoken other than one HTTP request per answer (OpenAI Responses over a WebSocket):
+    the engine opens it (harness/engine/socket.py) and fills the same exchange the HTTP path fills, so the surface's
+    checks read its answers unchanged. What differs is data: the message a request body becomes, the message that
+    ends a turn, and the wire schema of a payload that only this transport sends (its in-band error event)."""
+
+    name: str  # as a rule names it: `request: {transport: websocket}`
+    # A request body as the message that starts a turn.
+    client_event: Callable[[Mapping[str, Any]], dict[str, Any]]
+    # Whether a received message (its decoded JSON, or its text) ends the turn.
+    ends_turn: Callable[[Any], bool]
+    # A payload's wire schema where this transport's differs from the surface's (None: the surface's own).
+    payload_schema: Callable[[Payload], str | None] = lambda _payload: None
+    # The envelope of an error document that came over this transport (its in-band error event), or None: the
+    # surface's own envelope judges it.
+    envelope: Callable[[Any, str, str], Iterator[Violation]] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,11 @@ class Surface:
     clients: Sequence[str] = ()
     # The request schema fuzz generates valid bodies from (specs/schema/wire), when it fuzzes this surface.
     fuzz_request_schema: str | None = None
+    # Whether a stream payload carries the answer itself (a text or arguments delta) rather than its framing: the
+    # events `streamed` times.
+    content_event: Callable[[Any], bool] = lambda _data: False
+    # The transports beside HTTP this surface is also spoken over, by name (`websocket`).
+    transports: Mapping[str, Transport] = field(default_factory=dict)
     # The smallest valid request but its model: what certify's wiring probe sends (a short "Say hello.").
     hello: Mapping[str, Any] = field(
         default_factory=lambda: {"messages": [{"role": "user", "content": "Say hello."}]}
@@ -65,3 +91,14 @@ class Surface:
 
     def check(self, kind: str) -> Check | None:
         return self.checks.get(kind)
+
+    def envelope_of(self, transport: str = "http") -> Callable[[Any, str, str], Iterator[Violation]]:
+        """The envelope check of an error document that came over `transport`."""
+        over = self.transports.get(transport)
+        return over.envelope if over is not None and over.envelope is not None else self.envelope
+
+    def payload_schema_of(self, payload: Payload, transport: str = "http") -> str:
+        """A stream payload's wire schema as it arrived over `transport` (a transport's own payload, else the
+        surface's)."""
+        over = self.transports.get(transport)
+        return (over.payload_schema(payload) if over is not None else None) or self.payload_schema(payload)

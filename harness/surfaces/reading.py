@@ -42,7 +42,10 @@ def content_type(response: ReceivedResponse) -> str:
 
 
 def requested_stream(exchange: Exchange) -> bool:
-    """Whether this run asked for a stream: the variant's `stream`, else the body the harness sent."""
+    """Whether this run asked for a stream: over a WebSocket always (its answer is events), else the variant's
+    `stream`, else the body the harness sent."""
+    if exchange.request.transport != "http":
+        return True
     if "stream" in exchange.variant:
         return exchange.variant["stream"] is True
     body = exchange.request.json

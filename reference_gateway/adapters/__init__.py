@@ -7,13 +7,29 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from reference_gateway.adapters.anthropic import AnthropicAdapter
-from reference_gateway.adapters.base import Call, FamilyAdapter, OpenedStream, Prepared, ProviderAnswer
+from reference_gateway.adapters.base import (
+    CARRY_REASONING,
+    Call,
+    FamilyAdapter,
+    OpenedStream,
+    Prepared,
+    ProviderAnswer,
+)
 from reference_gateway.adapters.gemini import GeminiAdapter
 from reference_gateway.adapters.openai import OpenAIAdapter
 from reference_gateway.policy.models import Channel
 from reference_gateway.policy.models import Protocol as Family
 
-__all__ = ["ADAPTERS", "Call", "FamilyAdapter", "OpenedStream", "Prepared", "ProviderAnswer", "adapter_for"]
+__all__ = [
+    "ADAPTERS",
+    "CARRY_REASONING",
+    "Call",
+    "FamilyAdapter",
+    "OpenedStream",
+    "Prepared",
+    "ProviderAnswer",
+    "adapter_for",
+]
 
 ADAPTERS: Mapping[Family, FamilyAdapter] = MappingProxyType(
     {adapter.family: adapter for adapter in (AnthropicAdapter(), OpenAIAdapter(), GeminiAdapter())}

@@ -35,7 +35,7 @@ class AnthropicAdapter(FamilyAdapter):
     async def prepare(self, call: Call, services: Services) -> Prepared:
         profile = services.profile
         model = replace(call.model, upstream=call.channel.upstream)
-        options = _options(call.headers, profile)
+        options = replace(_options(call.headers, profile), carry_reasoning=call.carry_reasoning)
         translated = chat_to_anthropic(call.body, profile=profile, model=model, options=options)
         if translated.remote_images:
             fetched = await services.images.fetch_all(translated.remote_images)
@@ -59,6 +59,7 @@ class AnthropicAdapter(FamilyAdapter):
                 created=call.created,
                 model=call.model.id,
                 profile=profile,
+                carry_reasoning=call.carry_reasoning,
             )
         )
         if profile.relay is not None and server_tools(call.body):
@@ -69,7 +70,12 @@ class AnthropicAdapter(FamilyAdapter):
         call = prepared.call
         context = self.events(prepared, services)
         stream = StreamContext(
-            call.completion_id, call.created, call.model.id, prepared.include_usage, services.profile
+            call.completion_id,
+            call.created,
+            call.model.id,
+            prepared.include_usage,
+            services.profile,
+            carry_reasoning=call.carry_reasoning,
         )
         return OpenedStream(context, StreamTranslator(stream))
 

@@ -15,11 +15,18 @@ from reference_gateway.services import Services
 from reference_gateway.translate.chunks import ChunkSource
 from reference_gateway.upstream.client import Endpoint, Reply, UpstreamSettings
 
+# The ASGI scope key an inbound bridge sets on the chat request it has the flow serve when it carries the provider's
+# reasoning in its own API (a Responses reasoning item): the flow then returns the reasoning blocks (Anthropic's
+# signed thinking, Gemini's thought signatures) as `reasoning_blocks`, and sends those of the history back, whatever
+# the profile shows chat clients. Never a header or a body field: no client can ask for it.
+CARRY_REASONING = "reference_gateway.carry_reasoning"
+
 
 @dataclass(frozen=True)
 class Call:
     """One attempt at one channel: the client's body and headers, the model, the channel, the gateway's request
-    id and the answer's `created` time."""
+    id and the answer's `created` time; `carry_reasoning`: the request came from a bridge that carries the
+    provider's reasoning (CARRY_REASONING)."""
 
     body: Mapping[str, Any]
     headers: Mapping[str, str]
@@ -27,6 +34,7 @@ class Call:
     channel: Channel
     request_id: str
     created: int
+    carry_reasoning: bool = False
 
     @property
     def completion_id(self) -> str:

@@ -26,10 +26,11 @@ class GeminiAdapter(FamilyAdapter):
         return {"x-goog-api-key": key} if key else {}
 
     async def prepare(self, call: Call, services: Services) -> Prepared:
-        translated = chat_to_gemini(call.body)
+        carry = call.carry_reasoning
+        translated = chat_to_gemini(call.body, carry_reasoning=carry)
         if translated.remote_images:
             fetched = await services.images.fetch_all(translated.remote_images)
-            translated = chat_to_gemini(call.body, images=fetched)
+            translated = chat_to_gemini(call.body, images=fetched, carry_reasoning=carry)
         return Prepared(call, translated.body, translated.stream, translated.include_usage)
 
     async def complete(self, prepared: Prepared, services: Services) -> ProviderAnswer:
@@ -44,11 +45,14 @@ class GeminiAdapter(FamilyAdapter):
             created=call.created,
             model=call.model.id,
             new_call_id=services.new_call_id,
+            carry_reasoning=call.carry_reasoning,
         )
         return ProviderAnswer(completion=dict(completion))
 
     def open_stream(self, prepared: Prepared, services: Services) -> OpenedStream:
         call = prepared.call
         context = self.events(prepared, services)
-        stream = GeminiStreamContext(call.completion_id, call.created, call.model.id, prepared.include_usage)
+        stream = GeminiStreamContext(
+            call.completion_id, call.created, call.model.id, prepared.include_usage, call.carry_reasoning
+        )
         return OpenedStream(context, GeminiStreamTranslator(stream, services.new_call_id))

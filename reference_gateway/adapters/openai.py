@@ -12,7 +12,12 @@ from reference_gateway.errors import bad_upstream_answer
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
 from reference_gateway.translate.chunks import ChunkSource
-from reference_gateway.translate.openai.passthrough import OpenAIChunks, PassthroughStream, chat_to_openai
+from reference_gateway.translate.openai.passthrough import (
+    OpenAIChunks,
+    PassthroughStream,
+    chat_to_openai,
+    without_reasoning_blocks,
+)
 from reference_gateway.translate.relay import openai_body
 from reference_gateway.upstream.client import UpstreamSettings
 
@@ -30,6 +35,10 @@ class OpenAIAdapter(FamilyAdapter):
     async def prepare(self, call: Call, services: Services) -> Prepared:
         profile = services.profile
         body: Mapping[str, Any] = call.body
+        if call.carry_reasoning:
+            # A bridge's reasoning blocks (another family's signed thinking) have no place at an OpenAI-compatible
+            # provider, which would refuse the unknown message field.
+            body = without_reasoning_blocks(body)
         if profile.relay is not None:
             # Relay-only fields removed; a stream always asks the provider for usage.
             body = openai_body(call.body, profile.relay.relay_fields)

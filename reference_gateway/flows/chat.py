@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reference_gateway.adapters import Call, adapter_for
+from reference_gateway.adapters import CARRY_REASONING, Call, adapter_for
 from reference_gateway.flows.attempts import first_success
 from reference_gateway.policy.channels import requested_model, resolve
 from reference_gateway.policy.models import Channel
@@ -38,7 +38,8 @@ class ChatFlow:
 
         async def serve(channel: Channel) -> Response:
             request_id: str = request.state.request_id  # set by the request-id layer
-            call = Call(body, request.headers, model, channel, request_id, services.now())
+            carry = bool(request.scope.get(CARRY_REASONING))
+            call = Call(body, request.headers, model, channel, request_id, services.now(), carry)
             return await self._serve(call, request)
 
         return await first_success(model.channels, serve)

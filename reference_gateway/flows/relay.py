@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reference_gateway.adapters import Call, OpenedStream, ProviderAnswer, adapter_for
+from reference_gateway.adapters import CARRY_REASONING, Call, OpenedStream, ProviderAnswer, adapter_for
 from reference_gateway.errors import GatewayError
 from reference_gateway.flows.attempts import first_success
 from reference_gateway.flows.relay_store import (
@@ -97,7 +97,8 @@ class RelayFlow:
     def _call(self, body: dict[str, Any], model: ModelInfo, request: Request) -> Call:
         # A model of the chain is served by its first channel.
         request_id: str = request.state.request_id
-        return Call(body, request.headers, model, model.channels[0], request_id, self.services.now())
+        carry = bool(request.scope.get(CARRY_REASONING))
+        return Call(body, request.headers, model, model.channels[0], request_id, self.services.now(), carry)
 
     @property
     def _tries(self) -> int:
@@ -111,8 +112,12 @@ class RelayFlow:
     ) -> StoredAnswer:
         relay = self.relay
         fingerprint = body_fingerprint(body)
-        # Stored answers belong to the client key that made them.
-        scope = digest(request.headers.get("authorization", "") + "\n" + request.headers.get("x-api-key", ""))
+        # Stored answers belong to the client key that made them (and to a bridge carrying reasoning, whose answers
+        # hold the reasoning blocks a chat client's do not).
+        carry = "\ncarry-reasoning" if request.scope.get(CARRY_REASONING) else ""
+        scope = digest(
+            request.headers.get("authorization", "") + "\n" + request.headers.get("x-api-key", "") + carry
+        )
         cache = self._cache
         bypass = request.headers.get(relay.cache_header, "").strip().lower() in relay.cache_bypass_values
         cache_key = ResponseCache.key(scope, fingerprint)
@@ -151,7 +156,13 @@ class RelayFlow:
         return replace(answer, headers={**headers, relay.cost_header: "0", relay.replayed_header: "true"})
 
     def _stored(self, answer: ProviderAnswer, model: ModelInfo) -> StoredAnswer:
-        cost = {self.relay.cost_header: cost_text(cost_usd(answer.usage, model.prices))}
+        # A model without prices reports no cost at all: a 0 would say the answer was free (gateway features,
+        # "Cost": "absent, never 0").
+        cost = (
+            {}
+            if model.prices is None
+            else {self.relay.cost_header: cost_text(cost_usd(answer.usage, model.prices))}
+        )
         if answer.passed is not None:
             # Content shape and answer kept: the provider's JSON is passed on as it is.
             return StoredAnswer(200, answer.passed.content, answer.passed.media_type, cost)

@@ -6,7 +6,9 @@ profile's base paths.
     base.py              what an inbound adapter is to the app
     chat_completions.py  OpenAI Chat Completions (`POST {base}/chat/completions`): the flows' own vocabulary
     messages.py          Anthropic Messages (`POST {base}/messages`): passed through to Anthropic channels
-    responses.py         OpenAI Responses (`POST {base}/responses`): bridged through the flow (responses_bridge.py)
+    responses.py         OpenAI Responses (`POST {base}/responses`): bridged through the flow (responses_bridge.py,
+                         its events responses_stream.py; custom tools custom_tools.py, the gateway's own reasoning
+                         items reasoning_items.py)
 """
 
 from __future__ import annotations

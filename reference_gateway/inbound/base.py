@@ -4,14 +4,15 @@ profile's flow; and `serve_as_chat`, how an adapter that bridges has the flow se
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 from starlette.types import Message
 
+from reference_gateway.adapters import CARRY_REASONING
 from reference_gateway.flows.base import Flow
 from reference_gateway.sse import SSEDecoder
 
@@ -19,16 +20,22 @@ from reference_gateway.sse import SSEDecoder
 class InboundAdapter(Protocol):
     name: str  # the API's name, as the harness's surfaces name it (`chat-completions`)
 
-    def routes(self, base: str, flow: Flow) -> list[Route]:
-        """The routes of this API under one base path (`/openai/v1`), answered by `flow`."""
+    def routes(self, base: str, flow: Flow) -> Sequence[BaseRoute]:
+        """The routes of this API under one base path (`/openai/v1`), answered by `flow` (a WebSocket route among
+        them for an API that is also spoken over one)."""
         ...
 
 
-async def serve_as_chat(flow: Flow, request: Request, chat: bytes, endpoint: str) -> Response:
+async def serve_as_chat(
+    flow: Flow, request: Request, chat: bytes, endpoint: str, *, carry_reasoning: bool = False
+) -> Response:
     """The flow's answer to `chat` (a chat body) as if the client had posted it to `{base}/chat/completions`:
     the client's own request otherwise (its headers, key, request id), and its disconnect still reaches the flow.
-    `endpoint` is the path suffix the client used (`/messages`, `/responses`)."""
+    `endpoint` is the path suffix the client used (`/messages`, `/responses`); `carry_reasoning`: the bridge carries
+    the provider's reasoning blocks in its own API (adapters.CARRY_REASONING)."""
     scope = dict(request.scope)
+    if carry_reasoning:
+        scope[CARRY_REASONING] = True
     scope["path"] = scope["path"].removesuffix(endpoint) + "/chat/completions"
     headers = [(k, v) for k, v in scope["headers"] if k not in (b"content-length", b"content-type")]
     scope["headers"] = [
@@ -54,6 +61,16 @@ class ChunkTranslator(Protocol):
     def feed(self, chunk: Any) -> list[bytes]: ...
 
     def end(self) -> list[bytes]: ...
+
+
+# The flow's answer headers a bridge does not pass on: the chat answer's framing, which the bridge makes anew.
+_FRAMING = frozenset({"content-type", "content-length", "transfer-encoding", "cache-control", "connection"})
+
+
+def flow_headers(headers: Any) -> dict[str, str]:
+    """The headers the flow put on its chat answer that a bridge passes on with the answer it makes of it (Relay's
+    X-Relay-Cost-Usd and X-Relay-Cache: the cost of the answer is the same in any API)."""
+    return {name.lower(): value for name, value in headers.items() if name.lower() not in _FRAMING}
 
 
 def parse_json(raw: bytes) -> Any:

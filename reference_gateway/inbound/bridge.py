@@ -157,12 +157,23 @@ def error_type(status: int | None, openai_type: Any) -> str:
     return _ERROR_TYPES.get(str(openai_type), "api_error")
 
 
+def estimate_input_tokens(body: Mapping[str, Any]) -> int:
+    """An estimate of a Messages request's input tokens (about four bytes of its text a token), for `message_start`:
+    a chat provider counts them only at the end of its stream, and a client that reads the start's usage (Claude
+    Code's context meter) would otherwise see 0. The provider's own count follows in `message_delta`."""
+    parts = [body.get("system"), body.get("messages"), body.get("tools")]
+    size = sum(len(json.dumps(part, ensure_ascii=False)) for part in parts if part)
+    return max(1, size // 4)
+
+
 @dataclass
 class StreamBridge:
     """Chat chunks in, Messages events out: a text block for content, a tool_use block per call, the stop
-    reason and the usage in message_delta at the end, an error event for an error chunk."""
+    reason and the usage in message_delta at the end, an error event for an error chunk. `message_start` carries
+    an estimate of the input tokens (`input_estimate`); the provider's count replaces it in `message_delta`."""
 
     model: str
+    input_estimate: int = 1
     started: bool = False
     index: int = -1
     open_kind: str | None = None
@@ -214,7 +225,7 @@ class StreamBridge:
         return [event("message_start", {"message": {
             "id": f"msg_{chunk.get('id', '')}", "type": "message", "role": "assistant", "model": self.model,
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0}}})]  # fmt: skip
+            "usage": {"input_tokens": self.input_estimate, "output_tokens": 0}}})]  # fmt: skip
 
     def _close(self) -> list[bytes]:
         if self.open_kind is None:

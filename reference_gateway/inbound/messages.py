@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from reference_gateway.errors import GatewayError, note_answered, note_error, server_error
+from reference_gateway.errors import GatewayError, note_answered, note_error, passed_header, server_error
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import bridge
-from reference_gateway.inbound.base import open_passthrough, serve_as_chat, translated_stream
+from reference_gateway.inbound.base import flow_headers, open_passthrough, serve_as_chat, translated_stream
 from reference_gateway.inbound.base import parse_json as parse_answer
 from reference_gateway.policy.models import Channel
 from reference_gateway.services import Services
@@ -53,13 +53,20 @@ class MessagesError(Exception):
         self.message = message
 
 
-def error_response(status: int, message: str, headers: Any = None) -> Response:
-    """Anthropic's envelope for `status`; a `retry-after` among `headers` is kept (the SDKs wait on it)."""
-    kind = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+def error_response(status: int, message: str, headers: Any = None, kind: str | None = None) -> Response:
+    """Anthropic's envelope for `status` (or `kind`); the retry hints, the provider's rate-limit headers and the
+    gateway's own-limit mark among `headers` are kept (errors.passed_header: the SDKs wait on Retry-After)."""
+    kind = kind or ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     note_answered(status, kind)
     body = {"type": "error", "error": {"type": kind, "message": message}}
-    kept = {k: headers[k] for k in ("retry-after",) if headers is not None and k in headers}
+    kept = {k: v for k, v in (headers or {}).items() if passed_header(k)}
     return Response(json.dumps(body), status_code=status, media_type="application/json", headers=kept)
+
+
+def _kind_of(error: GatewayError) -> str | None:
+    """Anthropic's type where the gateway's says more than the status: a spent budget is `billing_error` whatever its
+    status (Claude Code's gateway protocol: the user's cap is 429 billing_error)."""
+    return "billing_error" if error.type == "insufficient_quota" else None
 
 
 def error_event(status: int, message: str) -> bytes:
@@ -118,9 +125,24 @@ def _answered(flow: Flow, handler: Handler) -> Callable[[Request], Awaitable[Res
             return error_response(exc.status, exc.message)
         except GatewayError as exc:
             note_error(exc)
-            return error_response(exc.status, exc.message, exc.headers)
+            return error_response(exc.status, _message_of(exc), exc.headers, _kind_of(exc))
 
     return endpoint
+
+
+def _message_of(error: GatewayError) -> str:
+    """What the client reads of an error: a forwarded provider answer's own message (an OpenAI or Gemini envelope
+    passed on whole, as LYRouter forwards it) rather than the gateway's generic words, and an overflow in
+    Anthropic's words, "prompt is too long", which Claude Code compacts on."""
+    code, message = error.code, error.message
+    if error.raw is not None:
+        document = parse_answer(error.raw.content)
+        inner = document.get("error") if isinstance(document, dict) else None
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            message = inner["message"]
+            code = code or inner.get("code") or inner.get("status")
+    overflow = code == "context_length_exceeded" or ("token count" in message and "exceeds" in message)
+    return f"prompt is too long: {message}" if overflow and "prompt is too long" not in message else message
 
 
 async def _read(services: Services, request: Request) -> tuple[bytes, dict[str, Any], Channel]:
@@ -214,7 +236,10 @@ async def _pass_through(
 
 
 def _answer_headers(headers: Any) -> dict[str, str]:
-    return {name: headers[name] for name in ANSWER_HEADERS if name in headers}
+    """The provider's answer headers passed back: ANSWER_HEADERS, and its rate-limit headers (x-should-retry too)."""
+    kept = {name: headers[name] for name in ANSWER_HEADERS if name in headers}
+    kept.update({name.lower(): value for name, value in headers.items() if passed_header(name)})
+    return kept
 
 
 # The types of the Messages fields the bridge reads (Anthropic API reference, Messages): a value of another type is
@@ -269,20 +294,38 @@ async def _bridged(flow: Flow, request: Request, body: dict[str, Any]) -> Respon
     answer = await serve_as_chat(flow, request, chat, "/messages")
     model = str(body.get("model"))
     if isinstance(answer, StreamingResponse):
+        translator = bridge.StreamBridge(model, bridge.estimate_input_tokens(body))
         return StreamingResponse(
-            _events(answer, model), media_type="text/event-stream", headers={"cache-control": "no-cache"}
+            _events(answer, translator),
+            media_type="text/event-stream",
+            headers={**flow_headers(answer.headers), "cache-control": "no-cache"},
         )
     raw = bytes(answer.body)
     document = parse_answer(raw)
     if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
         error = document.get("error") if isinstance(document, dict) else None
         text = error.get("message") if isinstance(error, dict) else raw.decode("utf-8", "replace")
+        if (
+            isinstance(error, dict)
+            and error.get("code") == "context_length_exceeded"
+            and "prompt is too long" not in str(text)
+        ):
+            # Anthropic's words for an overflow, which Claude Code compacts on (the provider's own message after them)
+            text = f"prompt is too long: {text}"
+        spent = isinstance(error, dict) and error.get("type") == "insufficient_quota"
         return error_response(
-            answer.status_code if answer.status_code >= 400 else 502, str(text), answer.headers
+            answer.status_code if answer.status_code >= 400 else 502,
+            str(text),
+            answer.headers,
+            "billing_error" if spent else None,
         )
-    return Response(json.dumps(bridge.message(document, model)), media_type="application/json")
+    return Response(
+        json.dumps(bridge.message(document, model)),
+        media_type="application/json",
+        headers=flow_headers(answer.headers),
+    )
 
 
-def _events(answer: StreamingResponse, model: str) -> AsyncIterator[bytes]:
+def _events(answer: StreamingResponse, translator: bridge.StreamBridge) -> AsyncIterator[bytes]:
     """The flow's chat SSE bytes in, Messages events out (its keep-alive comment as a Messages `ping`)."""
-    return translated_stream(answer, bridge.StreamBridge(model), lambda _comment: bridge.event("ping", {}))
+    return translated_stream(answer, translator, lambda _comment: bridge.event("ping", {}))

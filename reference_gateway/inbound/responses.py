@@ -12,6 +12,9 @@ the conversation it ends (its input and output as chat messages) — for 30 days
 that conversation (its instructions are not carried, as OpenAI's are not); an unknown id is 404
 `previous_response_not_found`. `GET {base}/responses/{id}` answers a kept Response, `DELETE` forgets it, `GET …/{id}/input_items` lists its
 input items.
+
+The same resource upgraded to a WebSocket (responses_socket.py) serves each `response.create` turn through this
+path, and `POST {base}/responses/compact` (responses_compact.py) answers a compacted window.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from reference_gateway.errors import GatewayError, note_error
 from reference_gateway.flows.base import Flow
 from reference_gateway.inbound import responses_bridge as bridge
+from reference_gateway.inbound import responses_compact, responses_socket, responses_stream
 from reference_gateway.inbound import responses_native as native
 from reference_gateway.inbound import responses_state as state
-from reference_gateway.inbound.base import parse_json, serve_as_chat, translated_stream
+from reference_gateway.inbound.base import flow_headers, parse_json, serve_as_chat, translated_stream
+from reference_gateway.inbound.socket_memory import Remembered
 from reference_gateway.services import Services
 from reference_gateway.web.body import BodyError
 from reference_gateway.web.body import parse_json as parse_body
@@ -39,7 +45,7 @@ from reference_gateway.web.intake import read_body
 class Responses:
     name = "responses"
 
-    def routes(self, base: str, flow: Flow) -> list[Route]:
+    def routes(self, base: str, flow: Flow) -> list[BaseRoute]:
         async def endpoint(request: Request) -> Response:
             try:
                 return await _create(flow, request)
@@ -61,8 +67,20 @@ class Responses:
                 note_error(exc)
                 return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
 
+        async def socket(websocket: WebSocket) -> None:  # the same resource upgraded (responses_socket.py)
+            await responses_socket.serve(flow, websocket, _create)
+
+        async def compact(request: Request) -> Response:
+            try:
+                return await responses_compact.compact(flow, request, _passed_error)
+            except GatewayError as exc:
+                note_error(exc)
+                return state.error(exc.status, exc.message, exc.type, exc.param, exc.code, exc.headers)
+
         return [
             Route(f"{base}/responses", endpoint, methods=["POST"]),
+            WebSocketRoute(f"{base}/responses", socket),
+            Route(f"{base}/responses/compact", compact, methods=["POST"]),
             Route(f"{base}/responses/{{response_id}}", one, methods=["GET", "DELETE"]),
             Route(f"{base}/responses/{{response_id}}/input_items", inputs, methods=["GET"]),
         ]
@@ -109,7 +127,9 @@ async def _inputs(flow: Flow, request: Request) -> Response:
     return JSONResponse(state.listed_inputs(record, order, limit))
 
 
-async def _create(flow: Flow, request: Request) -> Response:
+async def _create(flow: Flow, request: Request, socket: Remembered | None = None) -> Response:
+    """`POST {base}/responses`; `socket`: the responses of the WebSocket this turn came on (responses_socket.py),
+    looked up before the store and told of every response made (`store: false` ones included)."""
     services = flow.services
     services.intake.authenticate(request)
     raw = await read_body(request, services.settings.max_body_bytes)
@@ -134,11 +154,18 @@ async def _create(flow: Flow, request: Request) -> Response:
             param="model",
             code="model_not_found",
         )
+    if body.get("input") is None:
+        # A malformed request on every path, before any provider call (the native one would send a continued
+        # conversation on as it is, as if the client had asked nothing new).
+        return state.error(
+            400, "Missing required parameter: 'input'.", param="input", code="missing_required_parameter"
+        )
     history: list[dict[str, Any]] = []
     record: dict[str, Any] | None = None
     previous = body.get("previous_response_id")
     if previous is not None:
-        record = await state.load(services, str(previous))
+        record = socket.recall(str(previous)) if socket is not None else None
+        record = record or await state.load(services, str(previous))
         if record is None:
             return state.error(
                 404,
@@ -148,7 +175,8 @@ async def _create(flow: Flow, request: Request) -> Response:
             )
     channel = served.channels[0]
     if channel.protocol == "openai" and channel.responses:
-        return await native.serve(services, request, raw, body, channel, record)
+        remember = socket.remember if socket is not None else None
+        return await native.serve(services, request, raw, body, channel, record, remember)
     keep = body.get("store") is not False
     try:
         if record is not None:
@@ -160,23 +188,28 @@ async def _create(flow: Flow, request: Request) -> Response:
     except bridge.BridgeRefusal as exc:
         return state.error(400, str(exc), param=exc.param)
     response_id = bridge.new_id("resp")
-    answer = await serve_as_chat(flow, request, json.dumps(chat).encode("utf-8"), "/responses")
+    # The bridge carries the provider's reasoning in its reasoning items (reasoning_items.py): the flow returns the
+    # blocks whatever its profile shows chat clients.
+    answer = await serve_as_chat(
+        flow, request, json.dumps(chat).encode("utf-8"), "/responses", carry_reasoning=True
+    )
     if isinstance(answer, StreamingResponse):
         return StreamingResponse(
-            _events(answer, body, response_id, services, asked if keep else None),
+            _events(answer, body, response_id, services, asked, keep, socket),
             media_type="text/event-stream",
-            headers={"cache-control": "no-cache"},
+            headers={**flow_headers(answer.headers), "cache-control": "no-cache"},
         )
     raw_answer = bytes(answer.body)
     document = parse_json(raw_answer)
     if answer.status_code != 200 or not isinstance(document, dict) or "choices" not in document:
         return _passed_error(answer.status_code, document, raw_answer, answer.headers)
     response = bridge.response(document, body, response_id, store=keep)
+    conversation, inputs = [*asked, *bridge.assistant_turn(response)], native.input_items(body)
     if keep:
-        await state.keep(
-            services, response, [*asked, *bridge.assistant_turn(response)], inputs=native.input_items(body)
-        )
-    return JSONResponse(response)
+        await state.keep(services, response, conversation, inputs=inputs)
+    if socket is not None:
+        socket.remember(response, conversation, inputs=inputs)
+    return JSONResponse(response, headers=flow_headers(answer.headers))
 
 
 def _passed_error(status: int, document: Any, raw: bytes, headers: Any) -> Response:
@@ -201,17 +234,20 @@ async def _events(
     body: dict[str, Any],
     response_id: str,
     services: Services,
-    asked: list[dict[str, Any]] | None,
+    asked: list[dict[str, Any]],
+    keep: bool,
+    socket: Remembered | None,
 ) -> AsyncIterator[bytes]:
     """The flow's chat SSE bytes in, Responses events out (a keep-alive comment passed on as it came); the final
-    response kept once the stream has ended with it (`asked`: the conversation so far, None: not kept)."""
-    translator = bridge.StreamBridge(body, response_id, store=asked is not None)
+    response kept once the stream has ended with it (`asked`: the conversation so far; `keep`: on the store; a
+    WebSocket's responses are remembered on it whatever `store` says)."""
+    translator = responses_stream.StreamBridge(body, response_id, store=keep)
     async for piece in translated_stream(answer, translator, lambda comment: comment):
         yield piece
-    if asked is not None and translator.final is not None:
-        await state.keep(
-            services,
-            translator.final,
-            [*asked, *bridge.assistant_turn(translator.final)],
-            inputs=native.input_items(body),
-        )
+    if translator.final is None:
+        return
+    conversation = [*asked, *bridge.assistant_turn(translator.final)]
+    if keep:
+        await state.keep(services, translator.final, conversation, inputs=native.input_items(body))
+    if socket is not None:
+        socket.remember(translator.final, conversation, inputs=native.input_items(body))

@@ -3,9 +3,12 @@ a flow's completion or chunk stream back as a Response object or Responses strea
 Responses: Create, The response object, Streaming events; specs/responses/contract.md).
 
 Every model is served through the flow, whatever family is behind it: a Responses request becomes a chat request,
-and the flow serves it as it serves any chat request (its channels, fallback, refusals). What the chat vocabulary
-cannot carry (reasoning items and their `encrypted_content`, hosted tools) is refused with a 400 where the client
-asked for it, never silently dropped.
+and the flow serves it as it serves any chat request (its channels, fallback, refusals). A custom (freeform) tool
+is offered as a function taking its text and its call comes back as a `custom_tool_call` (custom_tools.py); the
+provider's reasoning blocks (Anthropic's signed thinking, Gemini's thought signatures) come back as a reasoning item
+of the gateway's own making, which the next turn turns back into those blocks (reasoning_items.py). What the chat
+vocabulary cannot carry (another maker's reasoning items and their `encrypted_content`, hosted tools) is refused
+with a 400 where the client asked for it, never silently dropped. The stream's events: responses_stream.py.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import json
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from reference_gateway.inbound import compaction, custom_tools, reasoning_items
 
 # finish_reason -> (status, incomplete reason); a finish the chat vocabulary has no Responses word for completes.
 FINISH = {"stop": ("completed", None), "tool_calls": ("completed", None), "function_call": ("completed", None),
@@ -90,26 +94,50 @@ def input_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(given, list) or not given:
         raise BridgeRefusal("input: a string or a non-empty list of input items is required", "input")
     pending_calls: list[dict[str, Any]] = []  # consecutive function_call items: one assistant turn
+    # The blocks of this gateway's reasoning items before the assistant item they belong to (a reasoning item comes
+    # before the message or the calls of its turn).
+    pending_blocks: list[dict[str, Any]] = []
+    reasoning_at = ""
 
     def flush() -> None:
         if pending_calls:
             messages.append({"role": "assistant", "content": None, "tool_calls": list(pending_calls)})
             pending_calls.clear()
+            _with_blocks(messages[-1], pending_blocks)
 
     for i, item in enumerate(given):
         where = f"input[{i}]"
         if not isinstance(item, dict):
             raise BridgeRefusal(f"{where}: an input item is an object", "input")
         kind = item.get("type", "message")
-        if kind == "function_call":
-            arguments = item.get("arguments")
+        if kind in ("function_call", "custom_tool_call"):
+            # A custom tool's call goes back as the function it was offered as, its input as `{"input": …}`.
+            arguments = item.get("arguments") if kind == "function_call" else None
+            if kind == "custom_tool_call":
+                arguments = custom_tools.arguments(str(item.get("input") or ""))
             pending_calls.append({
                 "id": item.get("call_id"), "type": "function",
                 "function": {"name": item.get("name"), "arguments": arguments if isinstance(arguments, str) else "{}"},
             })  # fmt: skip
             continue
+        if kind == "reasoning":
+            blocks = reasoning_items.opened(item)
+            if blocks is None:
+                # Another maker's reasoning item (an encrypted_content only its provider can read): the chat
+                # vocabulary has no place for it; refused, so a client that must round-trip it learns so.
+                raise BridgeRefusal(f"{where}: reasoning items cannot be carried to this model", "input")
+            flush()
+            pending_blocks.extend(blocks)
+            reasoning_at = str(item.get("id") or where)
+            continue
         flush()
-        if kind == "function_call_output":
+        if pending_blocks and not (kind == "message" and item.get("role") == "assistant"):
+            # OpenAI's own words: a reasoning item is followed by the message or the calls of its turn.
+            raise BridgeRefusal(
+                f"Item '{reasoning_at}' of type 'reasoning' was provided without its required following item.",
+                "input",
+            )
+        if kind in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
             messages.append(
                 {"role": "tool", "tool_call_id": item.get("call_id"), "content": _text_of(output)}
@@ -120,22 +148,38 @@ def input_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
                 messages.append({"role": role, "content": _text_of(item.get("content"))})
             elif role == "assistant":
                 messages.append({"role": "assistant", "content": _text_of(item.get("content"))})
+                _with_blocks(messages[-1], pending_blocks)
             elif role == "user":
                 messages.append({"role": "user", "content": _user_parts(item.get("content"), where)})
             else:
                 raise BridgeRefusal(
                     f"{where}.role: {role!r} is not user, assistant, system or developer", "input"
                 )
-        elif kind == "reasoning":
-            # The chat vocabulary has no place for a reasoning item (nor its encrypted_content): refused, so a
-            # client that must round-trip it learns so instead of losing it.
-            raise BridgeRefusal(f"{where}: reasoning items cannot be carried to this model", "input")
+        elif kind == "compaction":
+            summary = compaction.opened(item)
+            if summary is None:  # another maker's (the provider's own): nothing here can open it
+                raise BridgeRefusal(
+                    f"{where}: a compaction item not made by this gateway cannot be read", "input"
+                )
+            messages.append({"role": "assistant", "content": compaction.SUMMARY_HEADING + summary})
         else:
             raise BridgeRefusal(
                 f"{where}: input item type {kind!r} is not supported by this gateway", "input"
             )
     flush()
+    if pending_blocks:
+        raise BridgeRefusal(
+            f"Item '{reasoning_at}' of type 'reasoning' was provided without its required following item.",
+            "input",
+        )
     return messages
+
+
+def _with_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+    """The assistant turn gets the reasoning blocks that came before it (then they are spent)."""
+    if blocks:
+        message["reasoning_blocks"] = list(blocks)
+        blocks.clear()
 
 
 def _tools(body: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -144,6 +188,9 @@ def _tools(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(given, list):
         raise BridgeRefusal("Invalid type for 'tools': expected an array of tools.", "tools")
     for i, tool in enumerate(given):
+        if isinstance(tool, dict) and tool.get("type") == "custom" and isinstance(tool.get("name"), str):
+            tools.append(custom_tools.as_function(tool))
+            continue
         if not isinstance(tool, dict) or tool.get("type") != "function":
             kind = tool.get("type") if isinstance(tool, dict) else tool
             raise BridgeRefusal(f"tools[{i}]: tool type {kind!r} is not supported by this gateway", "tools")
@@ -158,7 +205,7 @@ def _tools(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _tool_choice(choice: Any) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
-    if isinstance(choice, dict) and choice.get("type") == "function" and choice.get("name"):
+    if isinstance(choice, dict) and choice.get("type") in ("function", "custom") and choice.get("name"):
         return {"type": "function", "function": {"name": choice["name"]}}
     raise BridgeRefusal(f"tool_choice: {json.dumps(choice)} is not supported by this gateway", "tool_choice")
 
@@ -185,6 +232,7 @@ def chat_request(body: Mapping[str, Any], history: list[dict[str, Any]] | None =
     if isinstance(instructions, str) and instructions:
         messages.append({"role": "system", "content": instructions})
     messages += [*(history or []), *input_messages(body)]
+    _answered_calls(messages)
     chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
     if body.get("max_output_tokens") is not None:
         chat["max_completion_tokens"] = body["max_output_tokens"]
@@ -211,27 +259,50 @@ def chat_request(body: Mapping[str, Any], history: list[dict[str, Any]] | None =
     return chat
 
 
+def _answered_calls(messages: list[dict[str, Any]]) -> None:
+    """Every tool result answers a call made before it (OpenAI answers 400 "No tool call found for function call
+    output with call_id …"; a provider given an orphan result refuses or misreads it)."""
+    called: set[Any] = set()
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            called.add(call.get("id"))
+        if message.get("role") == "tool" and message.get("tool_call_id") not in called:
+            raise BridgeRefusal(
+                f"No tool call found for function call output with call_id {message.get('tool_call_id')}.",
+                "input",
+            )
+
+
 def assistant_turn(response: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A response's output as the chat messages that continue a conversation: its text and its calls, one
-    assistant turn."""
+    """A response's output as the chat messages that continue a conversation: its text and its calls (a custom
+    tool's as the function it was offered as), one assistant turn, with the reasoning blocks of its own reasoning
+    items (a kept conversation carries them as a stateless client's items do)."""
+    output = [item for item in response.get("output") or [] if isinstance(item, dict)]
     text = "".join(
         str(part.get("text", ""))
-        for item in response.get("output") or []
-        if isinstance(item, dict) and item.get("type") == "message"
+        for item in output
+        if item.get("type") == "message"
         for part in item.get("content") or []
         if isinstance(part, dict) and part.get("type") == "output_text"
     )
     calls = [
         {"id": item.get("call_id"), "type": "function",
-         "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"}}
-        for item in response.get("output") or []
-        if isinstance(item, dict) and item.get("type") == "function_call"
+         "function": {"name": item.get("name"),
+                      "arguments": item.get("arguments") or "{}" if item.get("type") == "function_call"
+                      else custom_tools.arguments(str(item.get("input") or ""))}}
+        for item in output
+        if item.get("type") in ("function_call", "custom_tool_call")
     ]  # fmt: skip
+    blocks = [
+        b for item in output if item.get("type") == "reasoning" for b in reasoning_items.opened(item) or []
+    ]
     if not text and not calls:
         return []
     turn: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         turn["tool_calls"] = calls
+    if blocks:
+        turn["reasoning_blocks"] = blocks
     return [turn]
 
 
@@ -298,17 +369,23 @@ def response_shell(
     return shell
 
 
-def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
+def message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
     return {"type": "message", "id": item_id, "status": status, "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]}  # fmt: skip
 
 
-def _call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
+def call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
     return {"type": "function_call", "id": item_id, "call_id": call_id, "name": name,
             "arguments": arguments, "status": status}  # fmt: skip
 
 
-def _finish(shell: dict[str, Any], finish: Any) -> None:
+def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str) -> dict[str, Any]:
+    """A custom tool's call (openai-python 3.57 `ResponseCustomToolCall`): its input the freeform text."""
+    return {"type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": name,
+            "input": text, "status": status}  # fmt: skip
+
+
+def finish_response(shell: dict[str, Any], finish: Any) -> None:
     status, reason = FINISH.get(str(finish), ("completed", None))
     shell["status"] = status
     shell["completed_at"] = int(time.time()) if status == "completed" else None
@@ -326,210 +403,34 @@ def response(
     created = int(completion.get("created") or time.time())
     shell = response_shell(body, response_id, model, created, store)
     output: list[dict[str, Any]] = []
+    # The provider's reasoning, first, as the model wrote it: its blocks, and its visible thinking as the summary
+    # when the client asked for one (as the stream's summary deltas carry it).
+    blocks = [b for b in said.get("reasoning_blocks") or [] if isinstance(b, dict)]
+    thought = said.get("reasoning_content") if isinstance(said.get("reasoning_content"), str) else ""
+    text = (thought or reasoning_items.summary_text(blocks)) if reasoning_items.summarized(body) else ""
+    if blocks or text:
+        output.append(reasoning_items.item(blocks, reasoning_items.new_id(), text))
     if isinstance(said.get("content"), str) and said["content"]:
-        output.append(_message_item(new_id("msg"), said["content"], "completed"))
+        output.append(message_item(new_id("msg"), said["content"], "completed"))
+    custom = custom_tools.names(body.get("tools"))
     for call in said.get("tool_calls") or []:
         function = call.get("function") or {} if isinstance(call, dict) else {}
         arguments = function.get("arguments")
+        call_id, name = str(call.get("id") or new_id("call")), str(function.get("name"))
+        if name in custom:
+            text = custom_tools.input_of(arguments)
+            output.append(custom_call_item(new_id("ctc"), call_id, name, text, "completed"))
+            continue
         output.append(
-            _call_item(
+            call_item(
                 new_id("fc"),
-                str(call.get("id") or new_id("call")),
-                str(function.get("name")),
+                call_id,
+                name,
                 arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
                 "completed",
             )
         )
     shell["output"] = output
     shell["usage"] = usage(completion.get("usage"))
-    _finish(shell, choice.get("finish_reason"))
+    finish_response(shell, choice.get("finish_reason"))
     return shell
-
-
-def event(kind: str, data: Mapping[str, Any], sequence: int) -> bytes:
-    payload = {"type": kind, "sequence_number": sequence, **data}
-    return f"event: {kind}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
-
-
-@dataclass
-class _Open:
-    """An output item being streamed: its index, id, kind and what has arrived so far."""
-
-    index: int
-    id: str
-    kind: str  # "message" | "function_call"
-    call_id: str = ""
-    name: str = ""
-    text: list[str] = field(default_factory=list)
-
-
-@dataclass
-class StreamBridge:
-    """Chat chunks in, Responses events out: response.created and in_progress first; a message item with one
-    output_text part for the text, a function_call item per call, each added, its deltas, done; then
-    response.completed (or incomplete) with the whole output and the usage. An error chunk becomes an `error`
-    event and response.failed. Every event carries its type as its SSE event name and a sequence_number that
-    starts at 0 and grows by one."""
-
-    body: Mapping[str, Any]
-    response_id: str
-    store: bool = False
-    sequence: int = 0
-    shell: dict[str, Any] | None = None
-    items: list[dict[str, Any]] = field(default_factory=list)
-    current: _Open | None = None
-    calls: dict[Any, _Open] = field(default_factory=dict)  # chat tool-call index -> its item
-    finish: Any = None
-    usage: dict[str, Any] | None = None
-    finished: bool = False
-    final: dict[str, Any] | None = None  # the terminal response, once sent
-
-    def _emit(self, kind: str, data: Mapping[str, Any]) -> bytes:
-        out = event(kind, data, self.sequence)
-        self.sequence += 1
-        return out
-
-    def _start(self, chunk: Mapping[str, Any]) -> list[bytes]:
-        if self.shell is not None:
-            return []
-        model = str(chunk.get("model") or self.body.get("model"))
-        self.shell = response_shell(
-            self.body, self.response_id, model, int(chunk.get("created") or time.time())
-        )
-        return [
-            self._emit("response.created", {"response": dict(self.shell)}),
-            self._emit("response.in_progress", {"response": dict(self.shell)}),
-        ]
-
-    def feed(self, chunk: Any) -> list[bytes]:
-        if not isinstance(chunk, dict) or self.finished:
-            return []
-        out = self._start(chunk)
-        if isinstance(chunk.get("error"), dict):
-            return out + self._fail(chunk["error"])
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = usage(chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict):
-                continue
-            delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else {}
-            text = delta.get("content")
-            if isinstance(text, str) and text:
-                out += self._text(text)
-            for call in delta.get("tool_calls") or []:
-                out += self._call(call)
-            if choice.get("finish_reason"):
-                self.finish = choice["finish_reason"]
-        return out
-
-    def end(self) -> list[bytes]:
-        if self.finished:
-            return []
-        out = self._start({}) + self._close_all()
-        self.finished = True
-        assert self.shell is not None
-        shell = dict(self.shell)
-        shell["output"] = list(self.items)
-        shell["usage"] = self.usage or usage({})
-        _finish(shell, self.finish)
-        terminal = "response.completed" if shell["status"] == "completed" else "response.incomplete"
-        out.append(self._emit(terminal, {"response": shell}))
-        self.final = shell
-        return out
-
-    def _fail(self, error: Mapping[str, Any]) -> list[bytes]:
-        out: list[bytes] = []  # items cut by the failure stay as they were: in_progress, not done
-        self.finished = True
-        message = str(error.get("message") or "The upstream provider's stream failed.")
-        code = error.get("code") if isinstance(error.get("code"), str) else "server_error"
-        out.append(self._emit("error", {"code": code, "message": message, "param": None}))
-        assert self.shell is not None
-        shell = dict(self.shell)
-        shell["status"] = "failed"
-        shell["output"] = [item for item in self.items if item]
-        shell["error"] = {"code": code, "message": message}
-        out.append(self._emit("response.failed", {"response": shell}))
-        return out
-
-    def _open(self, kind: str, call_id: str = "", name: str = "") -> tuple[_Open, list[bytes]]:
-        # A new message item closes everything open; a new call closes an open message item only (the calls
-        # of one answer may stream side by side, each event naming its item and output_index).
-        out = self._close_all() if kind == "message" else self._close(self.current)
-        opened = _Open(
-            index=len(self.items),
-            id=new_id("msg" if kind == "message" else "fc"),
-            kind=kind,
-            call_id=call_id,
-            name=name,
-        )
-        if kind == "message":
-            self.current = opened
-            item = _message_item(opened.id, "", "in_progress")
-            item["content"] = []
-            out.append(self._emit("response.output_item.added", {"output_index": opened.index, "item": item}))
-            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-            out.append(self._emit("response.content_part.added", {
-                "item_id": opened.id, "output_index": opened.index, "content_index": 0, "part": part}))  # fmt: skip
-        else:
-            item = _call_item(opened.id, opened.call_id, opened.name, "", "in_progress")
-            out.append(self._emit("response.output_item.added", {"output_index": opened.index, "item": item}))
-        # A placeholder keeps output_index order; the finished item replaces it when the item is done.
-        self.items.append({})
-        return opened, out
-
-    def _close_all(self) -> list[bytes]:
-        out = self._close(self.current)
-        for opened in sorted(self.calls.values(), key=lambda o: o.index):
-            out += self._close(opened)
-        return out
-
-    def _close(self, opened: _Open | None) -> list[bytes]:
-        if opened is None or self.items[opened.index]:
-            return []  # nothing open, or already done
-        if opened is self.current:
-            self.current = None
-        joined = "".join(opened.text)
-        where = {"item_id": opened.id, "output_index": opened.index}
-        out: list[bytes] = []
-        if opened.kind == "message":
-            part = {"type": "output_text", "text": joined, "annotations": [], "logprobs": []}
-            out.append(self._emit("response.output_text.done", {**where, "content_index": 0, "text": joined,
-                                                                "logprobs": []}))  # fmt: skip
-            out.append(self._emit("response.content_part.done", {**where, "content_index": 0, "part": part}))
-            item = _message_item(opened.id, joined, "completed")
-        else:
-            out.append(self._emit("response.function_call_arguments.done", {**where, "arguments": joined}))
-            item = _call_item(opened.id, opened.call_id, opened.name, joined, "completed")
-        self.items[opened.index] = item
-        out.append(self._emit("response.output_item.done", {"output_index": opened.index, "item": item}))
-        return out
-
-    def _text(self, text: str) -> list[bytes]:
-        out: list[bytes] = []
-        opened = self.current
-        if opened is None:
-            opened, out = self._open("message")
-        opened.text.append(text)
-        out.append(self._emit("response.output_text.delta", {
-            "item_id": opened.id, "output_index": opened.index, "content_index": 0, "delta": text,
-            "logprobs": []}))  # fmt: skip
-        return out
-
-    def _call(self, call: Any) -> list[bytes]:
-        if not isinstance(call, dict):
-            return []
-        position = call.get("index", 0)
-        function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
-        out: list[bytes] = []
-        opened = self.calls.get(position)
-        if opened is None:
-            opened, out = self._open(
-                "function_call", call_id=str(call.get("id") or new_id("call")), name=str(function.get("name"))
-            )
-            self.calls[position] = opened
-        arguments = function.get("arguments")
-        if isinstance(arguments, str) and arguments:
-            opened.text.append(arguments)
-            out.append(self._emit("response.function_call_arguments.delta", {
-                "item_id": opened.id, "output_index": opened.index, "delta": arguments}))  # fmt: skip
-        return out

@@ -13,13 +13,14 @@ without it can be resolved only by the provider that kept it).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from reference_gateway.errors import GatewayError, note_error, server_error
+from reference_gateway.errors import GatewayError, note_error, passed_header, server_error
+from reference_gateway.inbound import compaction
 from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import open_passthrough, parse_json
 from reference_gateway.inbound.messages import respell_model
@@ -31,6 +32,8 @@ from reference_gateway.upstream.client import Endpoint
 # Answer headers passed back to the client (the SDKs read the request id and the retry hints).
 ANSWER_HEADERS = ("content-type", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry")
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+# Told of a response made: (the Response, its conversation as chat messages, as Responses items, the input items).
+Remember = Callable[[dict[str, Any], list[dict[str, Any]], list[Any] | None, list[Any] | None], None]
 
 
 def input_items(body: dict[str, Any]) -> list[Any]:
@@ -85,12 +88,15 @@ async def serve(
     body: dict[str, Any],
     channel: Channel,
     record: dict[str, Any] | None,
+    remember: Remember | None = None,
 ) -> Response:
-    """One `POST /responses` for a model on a Responses channel; `record`: the kept previous response, if any."""
+    """One `POST /responses` for a model on a Responses channel; `record`: the kept previous response, if any;
+    `remember`: told of the response made, `store: false` or not (a WebSocket's memory, socket_memory.py)."""
     asked = [*(history(record) if record is not None else []), *input_items(body)]
-    if record is not None:
+    if record is not None or any(compaction.is_ours(item) for item in asked):
+        # This gateway's compaction items opened into their summaries: the provider cannot read them.
         sent = {k: v for k, v in body.items() if k != "previous_response_id"}
-        sent["model"], sent["input"] = channel.upstream, asked
+        sent["model"], sent["input"] = channel.upstream, compaction.expanded(asked)
         content = json.dumps(sent).encode("utf-8")
     else:
         content = raw if channel.upstream == body["model"] else respell_model(raw, channel.upstream)
@@ -105,13 +111,12 @@ async def serve(
         async with upstream.passthrough(
             endpoint, content, query="", request_id=request_id, stream=False
         ) as got:
-            if got.status_code == 200 and keep:
-                document = parse_json(got.content)
-                if isinstance(document, dict) and isinstance(document.get("id"), str):
-                    await _keep(services, document, asked, input_items(body))
-            return Response(got.content, status_code=got.status_code, headers=_answer_headers(got.headers))
+            document = parse_json(got.content) if got.status_code == 200 else None
+            if isinstance(document, dict) and isinstance(document.get("id"), str):
+                await _keep(services, document, asked, input_items(body), keep, remember)
+            return Response(got.content, status_code=got.status_code, headers=answer_headers(got.headers))
     refused, response, opened = await open_passthrough(
-        upstream, endpoint, content, query="", request_id=request_id, headers_of=_answer_headers
+        upstream, endpoint, content, query="", request_id=request_id, headers_of=answer_headers
     )
     if refused is not None:
         return refused
@@ -141,20 +146,33 @@ async def serve(
             yield f"event: error\ndata: {json.dumps(failed)}\n\n".encode()
         finally:
             await opened.__aexit__(None, None, None)
-        if keep and final is not None and isinstance(final.get("id"), str):
-            await _keep(services, final, asked, input_items(body))
+        if final is not None and isinstance(final.get("id"), str):
+            await _keep(services, final, asked, input_items(body), keep, remember)
 
-    kept = {k: v for k, v in _answer_headers(response.headers).items() if k != "content-type"}
+    kept = {k: v for k, v in answer_headers(response.headers).items() if k != "content-type"}
     return StreamingResponse(
         relay(), media_type="text/event-stream", headers={**kept, "cache-control": "no-cache"}
     )
 
 
-async def _keep(services: Services, response: dict[str, Any], asked: list[Any], inputs: list[Any]) -> None:
+async def _keep(
+    services: Services,
+    response: dict[str, Any],
+    asked: list[Any],
+    inputs: list[Any],
+    keep: bool,
+    remember: Remember | None,
+) -> None:
     given = response.get("output")
     output: list[Any] = given if isinstance(given, list) else []
-    await state.keep(services, response, [], items=[*asked, *output], inputs=inputs)
+    if keep:
+        await state.keep(services, response, [], items=[*asked, *output], inputs=inputs)
+    if remember is not None:
+        remember(response, [], [*asked, *output], inputs)
 
 
-def _answer_headers(headers: Any) -> dict[str, str]:
-    return {name: headers[name] for name in ANSWER_HEADERS if name in headers}
+def answer_headers(headers: Any) -> dict[str, str]:
+    """ANSWER_HEADERS, and the provider's rate-limit headers (gateway features: they reach the client)."""
+    kept = {name: headers[name] for name in ANSWER_HEADERS if name in headers}
+    kept.update({name.lower(): value for name, value in headers.items() if passed_header(name)})
+    return kept

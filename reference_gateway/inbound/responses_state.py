@@ -16,7 +16,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 
 from reference_gateway import fastjson
-from reference_gateway.errors import note_answered
+from reference_gateway.errors import note_answered, passed_header
 from reference_gateway.flows.relay_store import StateStore, open_store
 from reference_gateway.services import Services
 
@@ -114,7 +114,7 @@ def error(
     kind = kind or ("invalid_request_error" if status < 500 else "server_error")
     note_answered(status, kind, code, param)
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    kept = {k: v for k, v in (headers or {}).items() if k.lower() in ("retry-after", "retry-after-ms")}
+    kept = {k: v for k, v in (headers or {}).items() if passed_header(k)}
     return JSONResponse(body, status_code=status, headers=kept)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
+from reference_gateway.policy.keys import KeyLimits
 from reference_gateway.policy.vocabulary import (
     DROP,
     FORWARD,
@@ -144,6 +145,9 @@ EZAT = Profile(
     ),
     fallback_statuses=frozenset({429, 500, 502, 503, 504, 529}),
     wait_for_first_event=False,
+    # EZAT "Errors": 402 insufficient_quota "The balance is used up, or the key reached its spend limit"; 429
+    # rate_limit_exceeded "Too many requests; wait for retry-after seconds" (the defaults of KeyLimits).
+    key_limits=KeyLimits(),
 )
 
 # LYRouter "Gateway behavior": removed for Anthropic-protocol channels, silently.
@@ -251,6 +255,14 @@ LYROUTER = Profile(
     stream_error_code="stream_interrupted",
     canonical_json=True,
     catalog="models-lyrouter.yaml",
+    # LYRouter "429: rate limits and quotas": the key's own limit is a 429 rate_limit_error naming its subject
+    # (apikey), metric and window; a key's spent quota is the same 429 (metric total_tokens, window day), which the
+    # SDKs retry — so LYRouter's budget is not the `budget` feature's (not claimed).
+    key_limits=KeyLimits(
+        lyrouter_body=True,
+        over_budget=(429, "rate limit exceeded on apikey total_tokens/day", "rate_limit_error", None),
+        over_budget_headers={},
+    ),
 )
 
 # Relay: fields its Anthropic translation reads (`user`, `output_config`, `anthropic_tools` are added by
@@ -347,6 +359,11 @@ RELAY = Profile(
         cache_bypass_values=frozenset({"no", "false", "bypass"}),
         stream_error_default_code="provider_error",
         relay_fields=frozenset({"metadata", "anthropic_tools", "output_config"}),
+    ),
+    # Relay: "budget hard-stops" (the doc gives no status): a reading, OpenAI's own answer to a spent quota — 429
+    # insufficient_quota — with x-should-retry false, so no SDK retries into it (and Codex ends its turn on the code).
+    key_limits=KeyLimits(
+        over_budget=(429, "This key's budget is used up.", "insufficient_quota", "insufficient_quota"),
     ),
 )
 

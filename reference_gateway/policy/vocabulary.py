@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from reference_gateway.errors import ErrorType, GatewayError, echo
+from reference_gateway.policy.keys import KeyLimits
 
 Action = Literal["forward", "drop", "refuse"]
 UsageShape = Literal["openai_cache_details", "upstream", "relay"]
@@ -283,3 +284,5 @@ class Profile:
     base_paths: tuple[str, ...] = field(default=("/v1", "/openai/v1"))
     # Relay's own behaviour (None for the other profiles).
     relay: Relay | None = None
+    # The gateway's own refusals of a client key: its rate limit, a spent budget (issue 45; policy/keys.py).
+    key_limits: KeyLimits = field(default_factory=KeyLimits)

@@ -21,6 +21,9 @@ class Delta(TypedDict, total=False):
     role: Literal["assistant"]
     content: str
     reasoning_content: str  # LYRouter: "the thinking process is in delta.reasoning_content"
+    # The provider's reasoning blocks, each whole once it is complete (a signed thinking block; a Gemini thought
+    # signature): only for a bridge that asked for them (StreamContext.carry_reasoning).
+    reasoning_blocks: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
 
 
@@ -83,3 +86,6 @@ class StreamContext:
     model: str  # EZAT: "`model` is exactly the name you sent"
     include_usage: bool
     profile: Profile
+    # An inbound bridge asked for the provider's reasoning (thinking text and signed blocks) whatever the profile
+    # shows chat clients: it carries them in its own API (a Responses reasoning item).
+    carry_reasoning: bool = False

@@ -57,7 +57,9 @@ class _ChatMessageBase(TypedDict):
 class ChatMessage(_ChatMessageBase, total=False):
     tool_calls: list[ToolCall]
     reasoning_content: str  # LYRouter: the thinking text
-    reasoning_blocks: list[dict[str, Any]]  # LYRouter: the original signed thinking blocks
+    # LYRouter: the original signed thinking blocks; for a bridge that asked for them, the provider's reasoning
+    # blocks whatever the profile (Anthropic thinking and redacted_thinking, Gemini thought signatures).
+    reasoning_blocks: list[dict[str, Any]]
 
 
 class Choice(TypedDict):

@@ -53,9 +53,12 @@ def parse_data_url(url: str, *, validate: bool = True) -> tuple[str, str] | None
 class Walk:
     """Per-call scratch state of one translation (never shared, never global)."""
 
-    def __init__(self) -> None:
+    def __init__(self, carry_reasoning: bool = False) -> None:
         self.client_breakpoints = False
         self.remote: list[RemoteImage] = []
+        # The history's reasoning blocks are a bridge's (RequestOptions.carry_reasoning): sent back whatever the
+        # profile.
+        self.carry_reasoning = carry_reasoning
 
     def note_cache_control(self, part: Mapping[str, Any], block: Block) -> Block:
         if part.get("cache_control") is not None:
@@ -203,10 +206,11 @@ def _user_content(
     return blocks
 
 
-def _reasoning_blocks(message: Mapping[str, Any], profile: Profile) -> list[Block]:
+def _reasoning_blocks(message: Mapping[str, Any], profile: Profile, carry: bool) -> list[Block]:
     """LYRouter: an assistant message put back with its `reasoning_blocks` hands the signed thinking blocks back
-    to the upstream, unchanged and first (Anthropic wants them before the text and tool calls)."""
-    raw = message.get("reasoning_blocks") if profile.anthropic.reasoning_output else None
+    to the upstream, unchanged and first (Anthropic wants them before the text and tool calls); so does any profile
+    for a bridge that carries reasoning (`carry`: the blocks came from the provider through the bridge's own API)."""
+    raw = message.get("reasoning_blocks") if profile.anthropic.reasoning_output or carry else None
     if not isinstance(raw, list):
         return []
     return [
@@ -215,7 +219,7 @@ def _reasoning_blocks(message: Mapping[str, Any], profile: Profile) -> list[Bloc
 
 
 def _assistant_content(message: Mapping[str, Any], path: str, profile: Profile, walk: Walk) -> list[Block]:
-    blocks: list[Block] = _reasoning_blocks(message, profile)
+    blocks: list[Block] = _reasoning_blocks(message, profile, walk.carry_reasoning)
     content = message.get("content")
     if isinstance(content, str):
         if content:

@@ -11,13 +11,16 @@ from typing import Any
 from starlette.requests import Request
 
 from reference_gateway import errors
+from reference_gateway.auth import presented_key
 from reference_gateway.settings import GatewaySettings
 from reference_gateway.web.body import BodyError, parse_json
+from reference_gateway.web.limits import KeyLimiter
 
 
 class Intake:
     def __init__(self, settings: GatewaySettings) -> None:
         self._settings = settings
+        self._limiter = KeyLimiter(settings.key_policies)
 
     async def read(self, request: Request) -> dict[str, Any]:
         """The request's body as a JSON object, once the request is let in; raises `GatewayError` otherwise."""
@@ -38,6 +41,13 @@ class Intake:
             )
             if failure is not None:
                 raise failure
+        if self._settings.key_policies:
+            # The gateway's own limits on the key (a spent budget, its rate limit), before anything is routed.
+            policy = self._settings.profile.requests
+            key = presented_key(request.headers, policy.bearer_case_sensitive, policy.authorization_only)
+            refusal = self._limiter.refusal(key, self._settings.profile.key_limits)
+            if refusal is not None:
+                raise refusal
 
     def _check_content_type(self, request: Request) -> None:
         # LYRouter: without Content-Type the body is parsed as JSON; any other value is a plain-text 400.

@@ -207,3 +207,14 @@ def test_gemini_cassettes_speak_the_gemini_rest_api(path: Path) -> None:
         finishes = [a.candidates[0].finish_reason for a in answers]
         assert finishes[-1] is not None and all(f is None for f in finishes[:-1])
         assert len({a.response_id for a in answers}) == 1
+
+
+def test_a_rule_timing_a_stream_against_its_provider_paces_the_provider() -> None:
+    """`streamed: {fraction}` measures the spread of the content events against the provider's paced time: a rule
+    that names it paces its upstream (unpaced, the check would have only its `seconds` to go by)."""
+    for rule in all_rules():
+        streamed = rule.expect.get("streamed")
+        if isinstance(streamed, dict) and "fraction" in streamed:
+            assert float((rule.upstream or {}).get("pacing") or 0) > 0, rule.id
+            streams_always = rule.request.get("transport") == "websocket"  # its answer is always events
+            assert streams_always or dict(rule.variants).get("stream") in ([True], (True,)), rule.id

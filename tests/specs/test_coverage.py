@@ -124,8 +124,8 @@ def test_ledger_profile_and_doc_match_the_profile(path: Path) -> None:
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_every_ledger_quote_occurs_in_the_doc(path: Path) -> None:
     data = ledger(path)
-    text = doc_text(data["doc"])
-    missing = [s["quote"] for s in data["sentences"] if s["quote"] not in text]
+    # A sentence of a contract the profiles share (specs/features/gateway-features.md) names its doc.
+    missing = [s["quote"] for s in data["sentences"] if s["quote"] not in doc_text(s.get("doc", data["doc"]))]
     assert not missing, "quotes not found verbatim in the doc:\n" + "\n".join(missing)
 
 
@@ -162,7 +162,13 @@ def test_rule_quote_occurs_in_its_doc(rule) -> None:  # type: ignore[no-untyped-
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.stem)
 def test_ledger_sections_are_doc_headings(path: Path) -> None:
     data = ledger(path)
-    unknown = sorted({s["section"] for s in data["sentences"]} - doc_headings(doc_text(data["doc"])))
+    unknown = sorted(
+        {
+            s["section"]
+            for s in data["sentences"]
+            if s["section"] not in doc_headings(doc_text(s.get("doc", data["doc"])))
+        }
+    )
     assert not unknown, f"sections that are not headings of the doc: {unknown}"
 
 
@@ -200,3 +206,20 @@ def test_ledger_totals(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             f"\n{path.stem}: {len(sentences)} sentences, {mapped} mapped, {excluded} excluded, "
             f"{len(catalog(data['profile']))} rules"
         )
+
+
+def test_the_gateway_protocol_ledger_names_rules_that_exist_or_proposes_them() -> None:
+    """specs/coverage/anthropic-gateway-protocol.md holds profile anthropic against Claude Code's `GET /protocol`:
+    every rule it names as judging a requirement exists; a name that does not is a proposed rule (a GAP row)."""
+    import re
+
+    known = {
+        rule["id"]
+        for path in (ROOT / "specs" / "anthropic").glob("*.yaml")
+        for rule in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("rules", [])
+    }
+    page = (ROOT / "specs" / "coverage" / "anthropic-gateway-protocol.md").read_text(encoding="utf-8")
+    for line in page.splitlines():
+        for name in re.findall(r"anthropic/[a-z0-9-]+/[a-z0-9-]+(?!\*)\b", line):
+            if name not in known:
+                assert "GAP" in line or "propose" in line or re.match(r"\d+\. `", line), (name, line[:120])

@@ -9,6 +9,8 @@ byte (`python -m harness.cassette.synthesize [--check] [--cassettes-dir DIR]`; t
     openai.py      OpenAI-compatible answers (cassettes/openai/)
     gemini.py      Gemini generateContent answers (cassettes/gemini/)
     mixed.py       fallback chains across families (cassettes/mixed/), built with the three above
+    features.py    what a gateway adds: each provider's 429 with its rate-limit headers, usage with both cache tiers
+    codex.py       Codex's round trips in every family: a call of its freeform apply_patch, a tool turn's reasoning
     clients.py     the client scenarios' provider scripts (cassettes/clients/anthropic/)
     scenarios.py   each cassette's scenario block: the properties it exists for, the request that provokes them
     build.py       every cassette built, written or compared

@@ -14,6 +14,8 @@ from harness.cassette.document import cassette_from_dict, cassette_text, cassett
 from harness.cassette.synthesize import (
     anthropic_catalogue,
     clients,
+    codex,
+    features,
     gemini,
     lyrouter,
     mixed,
@@ -23,7 +25,7 @@ from harness.cassette.synthesize import (
 from harness.cassette.synthesize.common import Synthesized
 from harness.cassette.synthesize.scenarios import SCENARIOS
 
-GENERATORS = (anthropic_catalogue, openai, responses, lyrouter, gemini, mixed, clients)
+GENERATORS = (anthropic_catalogue, openai, responses, lyrouter, gemini, mixed, clients, features, codex)
 
 
 def synthesized() -> list[Synthesized]:

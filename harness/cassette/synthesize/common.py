@@ -44,3 +44,25 @@ def ok_pair(
         }
         for request, body, head in zip(requests, bodies, headers, strict=True)
     ]
+
+
+# The patch a model hands Codex's `apply_patch` (a custom, freeform tool: its input is this text, in Codex's patch
+# grammar, never JSON); the quotes and line breaks need escaping wherever it travels inside JSON.
+PATCH = (
+    "*** Begin Patch\n*** Update File: greet.py\n@@\n"
+    '-print("Hello")\n+print("Hello, GC-PATCH-u4Jc!")\n*** End Patch'
+)
+
+
+def json_pieces(text: str) -> list[str]:
+    """A JSON text cut as a provider streams it, two of the cuts just after a backslash (inside an escape sequence),
+    where a gateway that decodes each piece by itself goes wrong."""
+    slashes = [i for i, c in enumerate(text) if c == "\\"]
+    cuts = sorted({12, slashes[0] + 1, slashes[3] + 1, len(text) - 8})
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def text_pieces(text: str) -> list[str]:
+    """A free text cut two lines at a time, line breaks kept (a custom tool's input deltas)."""
+    lines = text.splitlines(keepends=True)
+    return ["".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]

@@ -54,10 +54,12 @@ def dumps(value: Any) -> str:
 
 
 def request(*, stream: bool, prompt: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    given = dict(extra or {})
+    config = given.pop("generationConfig", {})
     body: dict[str, Any] = {
         "contents": [{"role": "user", "parts": [{"text": prompt}]}],
-        **(extra or {}),
-        "generationConfig": {"maxOutputTokens": 1024},
+        **given,
+        "generationConfig": {"maxOutputTokens": 1024, **config},
     }
     return {
         "body": dumps(body),
@@ -79,8 +81,12 @@ def text(*pieces: str) -> dict[str, Any]:
     return {"kind": "text", "pieces": list(pieces)}
 
 
-def call(fn: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "call", "functionCall": {"name": fn, "args": args}}
+def call(fn: str, args: dict[str, Any], signature: str | None = None) -> dict[str, Any]:
+    """A functionCall part; `signature`: the part's thoughtSignature (a thinking model's first call of a step)."""
+    part: dict[str, Any] = {"kind": "call", "functionCall": {"name": fn, "args": args}}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
 
 
 def usage(u: dict[str, int], *, output: int | None = None) -> dict[str, Any]:
@@ -103,7 +109,7 @@ def usage(u: dict[str, int], *, output: int | None = None) -> dict[str, Any]:
 def _part(p: dict[str, Any]) -> dict[str, Any]:
     if p["kind"] == "text":
         return {"text": "".join(p["pieces"])}
-    return {"functionCall": p["functionCall"]}
+    return {k: v for k, v in p.items() if k in ("functionCall", "thoughtSignature")}
 
 
 def response(name: str, parts: list[dict[str, Any]], finish: str, u: dict[str, int]) -> dict[str, Any]:
@@ -130,7 +136,7 @@ def stream_events(
         if p["kind"] == "text":
             pieces.extend({"text": t} for t in p["pieces"])
         else:
-            pieces.append({"functionCall": p["functionCall"]})
+            pieces.append(_part(p))
     events = []
     for i, piece in enumerate(pieces):
         last = i == len(pieces) - 1
@@ -193,11 +199,18 @@ def ok_interactions(
 
 REASONS = {
     400: "Bad Request",
+    404: "Not Found",
     429: "Too Many Requests",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }
-STATUS = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+STATUS = {
+    400: "INVALID_ARGUMENT",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def error_interaction(
@@ -371,6 +384,18 @@ def catalogue() -> dict[str, tuple[str, list[dict[str, Any]]]]:
                 "Resource has been exhausted (e.g. check quota).",
                 stream=s,
                 details=[{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}],
+            )
+            for s in (False, True)
+        ],
+    )
+    c["error-404"] = (
+        "HTTP 404 NOT_FOUND: a model the API does not serve, for both stream flags (the stream never starts).",
+        [
+            error_interaction(
+                404,
+                "models/gc-model-that-does-not-exist is not found for API version v1beta, or is not supported for "
+                "generateContent. Call ListModels to see the list of available models and their supported methods.",
+                stream=s,
             )
             for s in (False, True)
         ],

@@ -222,6 +222,7 @@ def ok_interactions(name: str, model: str, prompt: str, answer: dict[str, Any]) 
 REASONS = {
     400: "Bad Request",
     401: "Unauthorized",
+    404: "Not Found",
     429: "Too Many Requests",
     500: "Internal Server Error",
     503: "Service Unavailable",
@@ -498,6 +499,19 @@ def openai_catalogue() -> dict[str, tuple[str, str, str, list[dict[str, Any]]]]:
                 "code": "rate_limit_exceeded",
             },
             {"retry-after": "2", "x-ratelimit-remaining-tokens": "0"},
+        ),
+        (
+            # a model the account cannot use or that does not exist: api.openai.com's 404 (openai-python raises
+            # NotFoundError; the message as the API words it)
+            "error-404",
+            404,
+            {
+                "message": "The model `gc-model-that-does-not-exist` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            },
+            {},
         ),
         (
             "error-500",

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from harness.cassette.synthesize import openai
-from harness.cassette.synthesize.common import Synthesized, ok_pair, rand
+from harness.cassette.synthesize.common import Synthesized, ok_pair, rand, text_pieces
 
 URI = "https://api.openai.com/v1/responses"
 # The openai/ cassettes given a Responses form: every one a responses rule's cassette set names.
@@ -40,6 +40,7 @@ NAMES = (
     "text-plus-tool",
     "reasoning-content",
     "error-400",
+    "error-404",
     "error-context-length",
     "error-429",
     "error-500",
@@ -119,6 +120,18 @@ def _items(name: str, answer: dict[str, Any], status: str) -> list[dict[str, Any
             }
         )
     for i, call in enumerate(answer.get("tool_calls") or ()):
+        if "input" in call:  # a custom tool's call (openai-python 3.57 ResponseCustomToolCall)
+            items.append(
+                {
+                    "id": _id(name, "ctc", f"call{i}"),
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call["id"],
+                    "input": call["input"],
+                    "name": call["name"],
+                }
+            )
+            continue
         items.append(
             {
                 "id": _id(name, "fc", f"call{i}"),
@@ -223,6 +236,12 @@ def events(
             text = item["content"][0]["text"]
             emit("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=text, logprobs=[])  # fmt: skip
             emit("response.content_part.done", item_id=item["id"], output_index=index, content_index=0, part=item["content"][0])  # fmt: skip
+        elif kind == "custom_tool_call":  # its input as deltas, then done (ResponseCustomToolCallInput*Event)
+            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "input": ""})  # fmt: skip
+            call = answer["tool_calls"][index - (len(final["output"]) - len(answer["tool_calls"]))]
+            for piece in text_pieces(call["input"]):
+                emit("response.custom_tool_call_input.delta", item_id=item["id"], output_index=index, delta=piece, obfuscation=padding())  # fmt: skip
+            emit("response.custom_tool_call_input.done", item_id=item["id"], output_index=index, input=item["input"])  # fmt: skip
         else:  # function_call
             emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "arguments": ""})  # fmt: skip
             call = answer["tool_calls"][index - (len(final["output"]) - len(answer["tool_calls"]))]
@@ -232,6 +251,22 @@ def events(
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.completed" if final["status"] == "completed" else "response.incomplete", response=final)
     return out
+
+
+def _failed_stream(model: str, error: dict[str, Any]) -> list[dict[str, Any]]:
+    """What api.openai.com streams for a request it takes and then fails before any output (an input over the
+    context window: openai/codex#2921, #3924 quote it): response.created, response.in_progress, then
+    response.failed carrying the error's code and message, `output` empty."""
+    answer = _chat_answer("text-basic")
+    assert answer is not None
+    shell = response("error-context-length", model, answer, done=False)
+    failed = {**shell, "status": "failed", "output": [], "usage": None,
+              "error": {"code": error["code"], "message": error["message"]}}  # fmt: skip
+    return [
+        {"type": "response.created", "sequence_number": 0, "response": shell},
+        {"type": "response.in_progress", "sequence_number": 1, "response": shell},
+        {"type": "response.failed", "sequence_number": 2, "response": failed},
+    ]
 
 
 def sse(payloads: list[dict[str, Any]]) -> str:
@@ -256,13 +291,18 @@ def cassettes() -> list[Synthesized]:
             for i, it in enumerate(interactions):
                 stream = '"stream":true' in it["request"]["body"]
                 body = it["response"]["body"]["string"]
-                if name == "error-context-length":
-                    body = openai.dumps({"error": CONTEXT_ERROR})
                 status = it["response"]["status"]
                 headers = {
                     **it["response"]["headers"],
                     **_headers(name, i, sse_=False, status=status["code"]),
                 }
+                if name == "error-context-length":
+                    body = openai.dumps({"error": CONTEXT_ERROR})
+                    # a stream OpenAI has started: 200, then response.failed with the code (audit D5)
+                    if stream:
+                        body = sse(_failed_stream(model, CONTEXT_ERROR))
+                        status = {"code": 200, "message": "OK"}
+                        headers = _headers(name, i, sse_=True)
                 pair.append(
                     {
                         "request": request(model, stream=stream, prompt="[gc] error case"),

@@ -427,6 +427,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "openai",
         {
             "error-400": (400, "invalid_request_error"),
+            "error-404": (404, "invalid_request_error"),
             "error-context-length": (400, "invalid_request_error"),
             "error-429": (429, "tokens"),
             "error-500": (500, "server_error"),
@@ -500,6 +501,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "responses",
         {
             "error-400": (400, "invalid_request_error"),
+            "error-404": (404, "invalid_request_error"),
             "error-context-length": (400, "invalid_request_error"),
             "error-429": (429, "tokens"),
             "error-500": (500, "server_error"),
@@ -575,9 +577,20 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "gemini",
         {
             "error-400": (400, "INVALID_ARGUMENT"),
+            "error-404": (404, "NOT_FOUND"),
             "error-token-limit": (400, "INVALID_ARGUMENT"),
             "error-429": (429, "RESOURCE_EXHAUSTED"),
             "error-503": (503, "UNAVAILABLE"),
         },
     ),
 }
+
+# What a gateway adds (rate-limit 429s, usage with both cache tiers): their scenarios live with their generator.
+from harness.cassette.synthesize.features import SCENARIOS as _FEATURE_SCENARIOS  # noqa: E402
+
+SCENARIOS.update(_FEATURE_SCENARIOS)
+
+# Codex's round trips (a custom tool's call, reasoning across a tool turn): their scenarios live with their generator.
+from harness.cassette.synthesize.codex import SCENARIOS as _CODEX_SCENARIOS  # noqa: E402
+
+SCENARIOS.update(_CODEX_SCENARIOS)

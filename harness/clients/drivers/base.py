@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.metadata
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.clients.observation import Job, Observation, Raised
@@ -85,6 +85,11 @@ class PythonDriver:
     scenario: Callable[[Job], Observation]
     classify: Callable[[BaseException], Raised]
     language: str = "python"
+    # Scenarios the library cannot be asked to do, with why (the runner marks them NOT_APPLICABLE for it).
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+
+    def cannot(self, scenario: str) -> str | None:
+        return self.unsupported.get(scenario)
 
     def versions(self) -> dict[str, str]:
         return installed_versions(self.packages)

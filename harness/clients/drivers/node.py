@@ -31,6 +31,7 @@ NODE_CLIENTS: tuple[str, ...] = (
     "ai-sdk-responses",
     "openai-agents-node",
     "codex",
+    "codex-ws",
 )
 SOURCE = Path(__file__).resolve().parent.parent / "node"
 SHIPPED = ("package.json", "package-lock.json", "driver.mjs")
@@ -44,6 +45,7 @@ PACKAGES = {
     "anthropic-node": ("@anthropic-ai/sdk",),
     "claude-code": ("@anthropic-ai/claude-code",),
     "codex": ("@openai/codex",),
+    "codex-ws": ("@openai/codex",),
 }
 # Scenarios a client cannot be asked to do, with why (the runner marks them NOT_APPLICABLE for that client).
 _OWN_TOOLS = (
@@ -54,6 +56,14 @@ CANNOT: dict[str, dict[str, str]] = {
     "codex": {
         "tool-round-trip": _CODEX_TOOLS,
         "parallel-tools-stream": _CODEX_TOOLS,
+    },
+    "codex-ws": {
+        "tool-round-trip": _CODEX_TOOLS,
+        "parallel-tools-stream": _CODEX_TOOLS,
+        # codex-rs/codex-api/src/endpoint/responses_websocket.rs (map_wrapped_websocket_error_event): an in-band
+        # error event with status 429 becomes an HTTP 429 transport error, which the turn reports as "exceeded retry
+        # limit" without resending it (the HTTP transport is where Codex retries a 429).
+        "rate-limit-retry": "Codex does not resend a turn refused in-band with 429 on its WebSocket (it retries a 429 on HTTP only)",
     },
     "claude-code": {
         "tool-round-trip": _OWN_TOOLS,

@@ -41,7 +41,7 @@ def _agent(job: Job, responses: bool, **extra: Any) -> Any:
     return Agent(name="gc-client", model=model, model_settings=settings, **extra)
 
 
-def _tools(job: Job) -> list[Any]:
+def tools(job: Job) -> list[Any]:
     from agents import FunctionTool
 
     async def answer(_ctx: Any, _args: str) -> str:
@@ -59,7 +59,7 @@ def _tools(job: Job) -> list[Any]:
     ]
 
 
-def _calls(result: Any) -> tuple[ToolCall, ...]:
+def calls(result: Any) -> tuple[ToolCall, ...]:
     from agents import ToolCallItem
 
     out = []
@@ -77,15 +77,15 @@ async def _run(job: Job, responses: bool = False) -> Observation:
 
     sid = job.scenario.id
     if sid == "tool-round-trip":
-        result = await Runner.run(_agent(job, responses, tools=_tools(job)), job.prompt, max_turns=3)
-        return Observation(text=str(result.final_output), tool_calls=_calls(result))
+        result = await Runner.run(_agent(job, responses, tools=tools(job)), job.prompt, max_turns=3)
+        return Observation(text=str(result.final_output), tool_calls=calls(result))
     if sid == "parallel-tools-stream":
         # The tools' results end the run: the scenario is the one streamed turn with two calls.
-        agent = _agent(job, responses, tools=_tools(job), tool_use_behavior="stop_on_first_tool")
+        agent = _agent(job, responses, tools=tools(job), tool_use_behavior="stop_on_first_tool")
         streamed = Runner.run_streamed(agent, job.prompt, max_turns=2)
         async for _ in streamed.stream_events():
             pass
-        return Observation(tool_calls=_calls(streamed))
+        return Observation(tool_calls=calls(streamed))
     if sid == "structured-output":
         result = await Runner.run(
             _agent(job, responses, output_type=pydantic_model(job)), job.prompt, max_turns=1

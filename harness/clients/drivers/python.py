@@ -10,6 +10,7 @@ from harness.clients.drivers import (
     openai_python,
     openai_responses,
     pydantic_ai,
+    responses_socket,
 )
 from harness.clients.drivers.base import PythonDriver
 
@@ -22,4 +23,6 @@ PYTHON_CLIENTS: tuple[PythonDriver, ...] = (
     langchain_anthropic.DRIVER,
     openai_responses.DRIVER,
     openai_agents.DRIVER_RESPONSES,
+    responses_socket.DRIVER,
+    responses_socket.DRIVER_AGENTS,
 )

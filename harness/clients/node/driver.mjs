@@ -453,7 +453,10 @@ function tomlString(value) {
   return JSON.stringify(String(value));
 }
 
-async function codex(job) {
+// `websocket`: Codex on its default transport (as it dials OpenAI): the provider says `supports_websockets = true`,
+// so each turn goes over a WebSocket to {base_url}/responses first and falls back to HTTP only when that fails; a
+// completed turn that fell back (Codex's "Falling back from WebSockets to HTTPS transport" warning) is a failure.
+async function codex(job, websocket = false) {
   const { spawnSync } = await import("node:child_process");
   const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
@@ -470,6 +473,7 @@ async function codex(job) {
     `base_url = ${tomlString(job.base_url)}`,
     `env_key = "GC_CODEX_GATEWAY_KEY"`,
     `wire_api = "responses"`,
+    ...(websocket ? [`supports_websockets = true`] : []),
     `request_max_retries = ${retries}`,
     `stream_max_retries = ${retries}`,
     ...(headers ? [`http_headers = { ${headers} }`] : []),
@@ -496,6 +500,11 @@ async function codex(job) {
       return { error: errorOf({ constructor: { name: "CodexTurnFailed" }, message }, kind, status) };
     }
     if (!done) throw new Error(`codex exited ${run.status} without a completed turn: ${(run.stderr || run.stdout || "").slice(-300)}`);
+    const fellBack = /Falling back from WebSockets to HTTPS/.test(run.stdout ?? "") || /Falling back from WebSockets to HTTPS/.test(run.stderr ?? "");
+    if (websocket && fellBack) {
+      const message = "Codex fell back from the WebSocket to HTTPS: the turn was not served over the socket";
+      return { error: errorOf({ constructor: { name: "CodexFellBackToHttp" }, message }, "api_error", null) };
+    }
     const text = events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message").map((e) => e.item.text).join("");
     const u = done.usage ?? {};
     const prompt = u.input_tokens ?? 0;
@@ -522,6 +531,7 @@ const CLIENTS = {
   "anthropic-node": { run: anthropicNode, classify: classifyAnthropic, packages: ["@anthropic-ai/sdk"] },
   "claude-code": { run: claudeCode, classify: classifyClaudeCode, packages: ["@anthropic-ai/claude-code"] },
   codex: { run: codex, classify: classifyCodex, packages: ["@openai/codex"] },
+  "codex-ws": { run: (job) => codex(job, true), classify: classifyCodex, packages: ["@openai/codex"] },
 };
 
 const input = JSON.parse(readFileSync(0, "utf8"));

@@ -92,6 +92,12 @@ def _stringify(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
         container[key] = json.dumps(container[key])
 
 
+def _enclose(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
+    """The value becomes an object holding it under `key` (a custom tool's text as a function's `{"input": …}`)."""
+    for container, key in locate(doc, parse_path(edit["path"])):
+        container[key] = {str(edit["key"]): container[key]}
+
+
 def _objectify(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
     """A JSON string becomes the value it encodes (tool arguments as an object)."""
     for container, key in locate(doc, parse_path(edit["path"])):
@@ -221,6 +227,13 @@ def _wrap_string(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
             container[key] = [{"type": "text", "text": container[key]}]
 
 
+def _insert(doc: Any, edit: Mapping[str, Any], ctx: Context) -> None:
+    """Insert a copy of `value` at `index` (default 0) of each list the path names: a block the provider never sent."""
+    for container, key in locate(doc, parse_path(edit["path"])):
+        if isinstance(container[key], list):
+            container[key].insert(int(edit.get("index", 0)), copy.deepcopy(edit["value"]))
+
+
 EDIT_OPS: dict[str, EditFn] = {
     "set": _set,
     "delete": _delete,
@@ -230,6 +243,7 @@ EDIT_OPS: dict[str, EditFn] = {
     "sub": _sub,
     "stringify": _stringify,
     "objectify": _objectify,
+    "enclose": _enclose,
     "reverse": _reverse,
     "duplicate_item": _duplicate_item,
     "copy_from_client": _copy_from_client,
@@ -237,9 +251,12 @@ EDIT_OPS: dict[str, EditFn] = {
     "move_cache_control": _move_cache_control,
     "join_text_parts": _join_text_parts,
     "wrap_string": _wrap_string,
+    "insert": _insert,
 }
 _EDIT_REQUIRED = {
+    "insert": ("value",),
     "rename": ("to",),
+    "enclose": ("key",),
     "map": ("values",),
     "sub": ("pattern", "repl"),
     "copy_from_client": ("from",),

@@ -18,7 +18,7 @@ from harness.mutants.ops.paths import holds
 #
 # A stream op sees one event at a time and returns the events to send instead (none, the same, more).
 # Its memory is the `state` dict the rewriter owns for it; `end` flushes what an op held back. No op
-# waits for the whole stream: at most one event is held.
+# waits for the whole stream but `hold_all`, whose bug that is: the others hold at most one event.
 
 
 @dataclass
@@ -356,6 +356,57 @@ def _error_as_field(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
     return [] if ev is None else [ev]
 
 
+def _tool_input_lost_after_text(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """A Messages stream whose tool_use block follows a text block loses that call's `input_json_delta` events, so
+    the call arrives as `input: {}` (BerriAI/litellm#25321: the text-to-tool transition drops the queued chunk)."""
+    if ev is None:
+        return []
+    doc = ev.json()
+    if not isinstance(doc, dict):
+        return [ev]
+    given = doc.get("content_block")
+    block: dict[str, Any] = given if isinstance(given, dict) else {}
+    if doc.get("type") == "content_block_start":
+        if block.get("type") == "text":
+            st.memo["text_seen"] = True
+        elif block.get("type") == "tool_use" and st.memo.get("text_seen"):
+            st.memo.setdefault("after_text", set()).add(doc.get("index"))
+    moved = doc.get("delta")
+    delta: dict[str, Any] = moved if isinstance(moved, dict) else {}
+    if delta.get("type") == "input_json_delta" and doc.get("index") in st.memo.get("after_text", ()):
+        return []
+    return [ev]
+
+
+def _hold_all(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """Every event held back and the whole answer sent at once when the provider's stream ends: a gateway that
+    buffers a stream (databricks/unity-gateway#361, router-for-me/CLIProxyAPI#498). The one op that holds more
+    than one event: holding them all is the bug."""
+    held: list[SseEvent] = st.memo.setdefault("held", [])
+    if ev is None:
+        st.memo["held"] = []
+        return held
+    held.append(ev)
+    return []
+
+
+def _after_next(st: OpState, ev: SseEvent | None) -> list[SseEvent]:
+    """The first event whose data meets `where` is held back and sent after the event that follows it: two events
+    out of order, as a relay that writes from two queued producers sends them (each event unchanged)."""
+    held: SseEvent | None = st.memo.get("held")
+    if ev is None:
+        st.memo["held"] = None
+        return [held] if held is not None else []
+    if held is not None:
+        st.memo["held"] = None
+        return [ev, held]
+    doc = ev.json()
+    if not st.memo.get("done") and doc is not None and holds(doc, st.params.get("where") or {}):
+        st.memo["held"], st.memo["done"] = ev, True
+        return []
+    return [ev]
+
+
 STREAM_OPS: dict[str, StreamFn] = {
     "drop_done": _drop_done,
     "done_without_prefix": _done_without_prefix,
@@ -383,6 +434,9 @@ STREAM_OPS: dict[str, StreamFn] = {
     "cut_after_seconds": _cut_after_seconds,
     "error_to_stop": _error_to_stop,
     "error_as_field": _error_as_field,
+    "hold_all": _hold_all,
+    "tool_input_lost_after_text": _tool_input_lost_after_text,
+    "after_next": _after_next,
 }
 # Stream ops that read the clock: what they do depends on when events pass, not only on their bytes.
 TIMED_STREAM_OPS = frozenset({"cut_after_seconds"})

@@ -56,6 +56,7 @@ SURFACE = Surface(
         **live.LIVE_CHECKS,
     },
     implicit_checks=("shape",),
+    content_event=reading.carries_content,
     output_limit_fields=("max_tokens", "max_completion_tokens"),
     clients=(
         "openai-python",

@@ -23,6 +23,20 @@ def is_error(payload: Payload) -> bool:
     return payload.is_object and "error" in value and "choices" not in value
 
 
+def carries_content(chunk: Any) -> bool:
+    """A chunk that carries the answer itself (text, reasoning or a tool call's fragment), not only its framing
+    (the role chunk, a finish reason, the usage): what `streamed` times."""
+    if not isinstance(chunk, dict):
+        return False
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if isinstance(delta, dict) and (
+            delta.get("content") or delta.get("tool_calls") or delta.get("reasoning_content")
+        ):
+            return True
+    return False
+
+
 def is_chunk(payload: Payload) -> bool:
     return payload.is_object and not is_error(payload)
 

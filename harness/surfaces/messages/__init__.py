@@ -44,6 +44,7 @@ SURFACE = Surface(
         **live.LIVE_CHECKS,
     },
     implicit_checks=("shape",),
+    content_event=reading.carries_content,
     output_limit_fields=("max_tokens",),
     clients=("anthropic-python", "langchain-anthropic", "anthropic-node", "claude-code"),
     fuzz_request_schema="anthropic.messages.request",

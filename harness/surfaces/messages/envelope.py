@@ -1,6 +1,8 @@
 """Anthropic's error envelope (docs/wire-reference.md §1.8; Anthropic API reference, "Errors"): where an answer's
 error is (the body, or a stream's `event: error`) and its shape, `{"type": "error", "error": {"type": str,
-"message": str}}`; `request_id` beside `error` is allowed (the API adds it). Pure."""
+"message": str}}`; `request_id` beside `error` is allowed (the API adds it). The `error` expectation judges what the
+SDKs read (`error.type`, `error.message`: the class comes from the status); the top-level `type: "error"`, which no SDK
+reads, is the wire schema's (rule anthropic/errors/envelope-schema, a SHOULD). Pure."""
 
 from __future__ import annotations
 
@@ -29,11 +31,6 @@ def envelope_violations(document: Any, where: str, check: str = "error") -> Iter
         yield Violation(check, where, SHAPE, short(document), "not an Anthropic error envelope: no `error` object"
                         + (" (a flat error body)" if flat else ""))  # fmt: skip
         return
-    if document.get("type") != "error":
-        openai = "type" not in document and {"param", "code"} & set(document["error"])
-        yield Violation(check, f"{where}.type", "error", short(document.get("type")),
-                        'the envelope\'s top-level `type` is not "error", which the SDKs read to tell an error'
-                        + (" (an OpenAI-shaped error)" if openai else ""))  # fmt: skip
     error = document["error"]
     for name in ("type", "message"):
         if not isinstance(error.get(name), str):

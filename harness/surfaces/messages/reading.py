@@ -45,6 +45,12 @@ def kind(payload: Payload) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def carries_content(data: Any) -> bool:
+    """An event that carries the answer itself (a `content_block_delta`: text, thinking, a tool's input), not only
+    its framing: what `streamed` times."""
+    return isinstance(data, dict) and data.get("type") == "content_block_delta"
+
+
 def is_error(payload: Payload) -> bool:
     return kind(payload) == ERROR or payload.event.event == ERROR
 

@@ -59,6 +59,14 @@ def check_stream_order(expected: Any, exchange: Exchange) -> Iterator[Violation]
     wants_error = options.get("error") is True
     if wants_error and not walk.error_seen:
         walk.add("stream", "an error event", None, "the stream ends without the error event the rule expects")
+    if walk.error_seen and not wants_error:
+        # an error event where the provider sent a whole answer: the stream failed (audit D15)
+        walk.add(
+            "stream",
+            "message_delta and message_stop",
+            "error",
+            "the stream ends with an error event the rule does not expect",
+        )
     if not walk.error_seen:
         if not walk.started:
             walk.add("stream", "message_start", None, "the stream has no message_start")

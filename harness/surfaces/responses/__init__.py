@@ -10,12 +10,22 @@ whose meaning is its own.
     finish.py        `finish_reason`: the response's status (and incomplete reason)
     shape.py         `shape`: the SDK's shape of every served answer (implicit)
     live.py          the live forms of expectations about the scripted answer
+    websocket.py     the WebSocket transport: `response.create` turns on one socket, the same events back
 """
 
 from __future__ import annotations
 
 from harness.surfaces.base import Surface
-from harness.surfaces.responses import envelope, finish, live, reading, request, shape, stream_order
+from harness.surfaces.responses import (
+    envelope,
+    finish,
+    live,
+    reading,
+    request,
+    shape,
+    stream_order,
+    websocket,
+)
 
 SURFACE = Surface(
     name="responses",
@@ -40,6 +50,8 @@ SURFACE = Surface(
         **live.LIVE_CHECKS,
     },
     implicit_checks=("shape",),
+    content_event=reading.carries_content,
+    transports={"websocket": websocket.TRANSPORT},
     output_limit_fields=("max_output_tokens",),
     hello={"input": "Say hello.", "max_output_tokens": 16},
     clients=(
@@ -49,5 +61,8 @@ SURFACE = Surface(
         "ai-sdk-responses",
         "openai-agents-node",
         "codex",
+        "openai-python-responses-ws",
+        "openai-agents-responses-ws",
+        "codex-ws",
     ),
 )

@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 
-from harness.exchange import Exchange
+from harness.exchange import Exchange, served_status
 from harness.surfaces import reading
 from harness.surfaces.responses import reading as responses
 from harness.values import short
@@ -17,7 +17,7 @@ from harness.violation import Violation
 
 
 def _served(check: str, exchange: Exchange) -> tuple[dict[str, Any], Violation | None]:
-    if exchange.response.status is None or not 200 <= exchange.response.status < 300:
+    if not served_status(exchange.response.status):
         return {}, Violation(check, "status", "a 2xx answer", exchange.response.status, "no answer to judge")
     gateway = responses.answer_document(exchange)
     if not isinstance(gateway.document, dict) or not gateway.document:

@@ -26,6 +26,8 @@ REFUSAL_DELTA = "response.refusal.delta"
 REFUSAL_DONE = "response.refusal.done"
 ARGS_DELTA = "response.function_call_arguments.delta"
 ARGS_DONE = "response.function_call_arguments.done"
+CUSTOM_DELTA = "response.custom_tool_call_input.delta"
+CUSTOM_DONE = "response.custom_tool_call_input.done"
 COMPLETED = "response.completed"
 INCOMPLETE = "response.incomplete"
 FAILED = "response.failed"
@@ -40,6 +42,12 @@ def kind(payload: Payload) -> str | None:
     value = payload.json
     found = value.get("type") if isinstance(value, dict) else None
     return found if isinstance(found, str) else None
+
+
+def carries_content(data: Any) -> bool:
+    """An event that carries the answer itself (a `*.delta`: text, a call's arguments, a custom tool's input,
+    reasoning), not only its framing: what `streamed` times."""
+    return isinstance(data, dict) and str(data.get("type") or "").endswith(".delta")
 
 
 def is_error(payload: Payload) -> bool:

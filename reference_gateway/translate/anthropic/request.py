@@ -65,6 +65,9 @@ class RequestOptions:
     session_header: str | None = None
     # The client's headers that the profile forwards (`AnthropicChannel.forwarded_headers`), lower-case names.
     client_headers: Mapping[str, str] = field(default_factory=dict)
+    # An inbound bridge carries the provider's reasoning (its own API's reasoning items): the history's
+    # `reasoning_blocks` go back to Anthropic whatever the profile returns to chat clients.
+    carry_reasoning: bool = False
 
 
 @dataclass(frozen=True)
@@ -295,7 +298,7 @@ def chat_to_anthropic(
 ) -> Translated:
     """Translate one Chat Completions body for `model`; raise `GatewayError` (400) for anything refused."""
     options = options or RequestOptions()
-    walk = Walk()
+    walk = Walk(options.carry_reasoning)
     _check_refused_fields(profile, body)
 
     system, turns = messages_to_anthropic(body.get("messages"), model, profile, images or {}, walk)

@@ -20,11 +20,18 @@ from reference_gateway.translate.completion import (
 
 
 def message_to_chat(
-    message: Mapping[str, Any], *, completion_id: str, created: int, model: str, profile: Profile
+    message: Mapping[str, Any],
+    *,
+    completion_id: str,
+    created: int,
+    model: str,
+    profile: Profile,
+    carry_reasoning: bool = False,
 ) -> ChatCompletion:
     """One non-streaming answer. Thinking blocks are returned only where the profile says so (LYRouter:
-    `reasoning_content` and `reasoning_blocks`; EZAT: "The thinking text itself isn't returned"); server-tool
-    blocks have no Chat Completions equivalent and are left out."""
+    `reasoning_content` and `reasoning_blocks`; EZAT: "The thinking text itself isn't returned"), or to a bridge
+    that carries them in its own API (`carry_reasoning`); server-tool blocks have no Chat Completions equivalent
+    and are left out."""
     texts: list[str] = []
     thoughts: list[str] = []
     thinking_blocks: list[dict[str, Any]] = []
@@ -57,7 +64,7 @@ def message_to_chat(
     }
     if tool_calls:
         chat_message["tool_calls"] = tool_calls
-    if thinking_blocks and profile.anthropic.reasoning_output:
+    if thinking_blocks and (profile.anthropic.reasoning_output or carry_reasoning):
         chat_message["reasoning_content"] = "".join(thoughts)
         chat_message["reasoning_blocks"] = thinking_blocks
     usage = UpstreamUsage().updated(message.get("usage"))

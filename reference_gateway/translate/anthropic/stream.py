@@ -32,6 +32,9 @@ class StreamTranslator:
     EZAT "Streaming": role chunk first; text and tool-call fragments (0-based tool indexes, whatever the
     Anthropic block index); one finish chunk with an empty delta; the usage chunk when asked; `[DONE]`.
     A failure ends the stream with `data: {"error": …}` (and `[DONE]`, per the profile) and no usage chunk.
+    For a bridge that carries reasoning (`carry_reasoning`): the thinking text as `reasoning_content` deltas, and
+    each thinking or redacted_thinking block whole, signature included, in one `reasoning_blocks` delta at its
+    stop.
     """
 
     def __init__(self, context: StreamContext) -> None:
@@ -41,6 +44,7 @@ class StreamTranslator:
         self._started = False
         self._finished = False
         self._tools: dict[int, _Tool] = {}
+        self._thinking: dict[int, dict[str, Any]] = {}  # Anthropic block index -> the block so far
         self._usage = UpstreamUsage()
         self._stop_reason: str | None = None
 
@@ -92,6 +96,9 @@ class StreamTranslator:
             if tool is not None and not tool.sent_arguments:
                 # A call without arguments still gets a parseable JSON object.
                 return [self._tool_arguments(tool, "{}")]
+            block = self._thinking.pop(_int(event.get("index")), None)
+            if block is not None and self._ctx.carry_reasoning:
+                return [self._chunk({"reasoning_blocks": [block]})]
             return []
         if kind == "message_delta":
             delta = event.get("delta")
@@ -112,8 +119,16 @@ class StreamTranslator:
             return []
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
             return [self._chunk({"content": block["text"]})]
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            # Kept whole (its text and signature grow by deltas) for a bridge that carries it.
+            kept = dict(block)
+            if kept["type"] == "thinking":
+                kept = {"type": "thinking", "thinking": str(block.get("thinking") or ""),
+                        "signature": str(block.get("signature") or "")}  # fmt: skip
+            self._thinking[_int(event.get("index"))] = kept
+            return []
         if block.get("type") != "tool_use":
-            return []  # thinking and server-tool blocks are never returned
+            return []  # server-tool blocks are never returned
         tool = _Tool(index=len(self._tools))
         self._tools[_int(event.get("index"))] = tool
         first = self._chunk(
@@ -139,13 +154,20 @@ class StreamTranslator:
             return []
         if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
             return [self._chunk({"content": delta["text"]})]
+        thinking = self._thinking.get(_int(event.get("index")))
+        if delta.get("type") == "signature_delta" and thinking is not None:
+            thinking["signature"] = str(thinking.get("signature") or "") + str(delta.get("signature") or "")
+            return []
         if (
             delta.get("type") == "thinking_delta"
-            and self._ctx.profile.anthropic.reasoning_output
             and isinstance(delta.get("thinking"), str)
             and delta["thinking"]
         ):
-            return [self._chunk({"reasoning_content": delta["thinking"]})]
+            if thinking is not None:
+                thinking["thinking"] = str(thinking.get("thinking") or "") + delta["thinking"]
+            if self._ctx.profile.anthropic.reasoning_output or self._ctx.carry_reasoning:
+                return [self._chunk({"reasoning_content": delta["thinking"]})]
+            return []
         if delta.get("type") == "input_json_delta":
             tool = self._tools.get(_int(event.get("index")))
             piece = delta.get("partial_json")

@@ -184,8 +184,22 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[Part]) -> Non
         contents.append({"role": role, "parts": list(parts)})
 
 
+def _signatures(message: Mapping[str, Any]) -> dict[str, str]:
+    """A bridge's Gemini thought signatures of an assistant message (`reasoning_blocks` of type thought_signature),
+    by the tool call they belong to."""
+    found: dict[str, str] = {}
+    blocks = message.get("reasoning_blocks")
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "thought_signature":
+            continue
+        signature, owner = block.get("signature"), block.get("tool_call_id")
+        if isinstance(signature, str) and signature and isinstance(owner, str):
+            found[owner] = signature
+    return found
+
+
 def _contents(
-    raw: Any, images: Mapping[str, InlineImage], remote: list[RemoteImage]
+    raw: Any, images: Mapping[str, InlineImage], remote: list[RemoteImage], carry: bool = False
 ) -> tuple[list[str], list[dict[str, Any]]]:
     if not isinstance(raw, list) or not raw:
         raise invalid_request("messages: must be a non-empty list", "messages")
@@ -205,6 +219,9 @@ def _contents(
             parts: list[Part] = [
                 {"text": t} for t in _text_of(message.get("content"), f"{path}.content") if t
             ]
+            # Thought signatures go back on the calls that carried them (Gemini API, Thought signatures: Gemini 3
+            # refuses a current turn's function call without its signature).
+            signed = _signatures(message) if carry else {}
             calls = message.get("tool_calls")
             for k, call in enumerate(calls if isinstance(calls, list) else []):
                 call_path = f"{path}.tool_calls[{k}]"
@@ -214,7 +231,11 @@ def _contents(
                 if isinstance(call.get("id"), str):
                     names[call["id"]] = name
                 # The id is the gateway's own: Gemini has none, so only the name and arguments go back.
-                parts.append({"functionCall": {"name": name, "args": args}})
+                part: Part = {"functionCall": {"name": name, "args": args}}
+                signature = signed.get(str(call.get("id")))
+                if signature is not None:
+                    part["thoughtSignature"] = signature
+                parts.append(part)
             _append(contents, "model", parts)
         elif role == "tool":
             call_id = message.get("tool_call_id")
@@ -293,13 +314,14 @@ def _generation_config(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def chat_to_gemini(
-    body: Mapping[str, Any], *, images: Mapping[str, InlineImage] | None = None
+    body: Mapping[str, Any], *, images: Mapping[str, InlineImage] | None = None, carry_reasoning: bool = False
 ) -> GeminiRequest:
     """The `generateContent` body for one Chat Completions body (the model goes in the URL, not the body).
     `user`, `metadata`, `cache_control`, `output_config`, `anthropic_tools` and fields Gemini has no
-    equivalent for are not sent."""
+    equivalent for are not sent; `carry_reasoning`: a bridge's thought signatures (`reasoning_blocks`) go back on
+    their parts."""
     remote: list[RemoteImage] = []
-    system, contents = _contents(body.get("messages"), images or {}, remote)
+    system, contents = _contents(body.get("messages"), images or {}, remote, carry_reasoning)
     out: dict[str, Any] = {"contents": contents}
     if system:
         out["systemInstruction"] = {"parts": [{"text": t} for t in system]}

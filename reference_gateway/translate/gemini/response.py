@@ -113,14 +113,42 @@ def is_answer_text(part: Mapping[str, Any]) -> bool:
     return isinstance(part.get("text"), str) and part.get("thought") is not True
 
 
+def thought_signature(part: Mapping[str, Any], call: ToolCall | None) -> dict[str, Any] | None:
+    """A function call part's thought signature as a reasoning block (the chat vocabulary's `reasoning_blocks`), tied
+    to the tool call it came on; None without one. Gemini refuses a current turn's call without its signature (Gemini
+    API, Thought signatures); a text part's signature it only recommends, and it is not carried."""
+    signature = part.get("thoughtSignature")
+    if call is None or not isinstance(signature, str) or not signature:
+        return None
+    return {"type": "thought_signature", "signature": signature, "tool_call_id": call["id"]}
+
+
 def gemini_to_chat(
-    answer: Mapping[str, Any], *, completion_id: str, created: int, model: str, new_call_id: NewCallId
+    answer: Mapping[str, Any],
+    *,
+    completion_id: str,
+    created: int,
+    model: str,
+    new_call_id: NewCallId,
+    carry_reasoning: bool = False,
 ) -> ChatCompletion:
+    """One answer; `carry_reasoning`: its thought signatures as `reasoning_blocks`, for a bridge that carries them
+    (Relay's chat clients never see them: "the OpenAI shape has nowhere to put it")."""
     parts, reason = candidate_parts(answer)
     texts = [str(p["text"]) for p in parts if is_answer_text(p)]
-    calls = [
-        tool_call(p["functionCall"], new_call_id) for p in parts if isinstance(p.get("functionCall"), Mapping)
-    ]
+    calls: list[ToolCall] = []
+    signatures: list[dict[str, Any]] = []
+    for part in parts:
+        call = (
+            tool_call(part["functionCall"], new_call_id)
+            if isinstance(part.get("functionCall"), Mapping)
+            else None
+        )
+        if call is not None:
+            calls.append(call)
+        signed = thought_signature(part, call)
+        if signed is not None:
+            signatures.append(signed)
     message: ChatMessage = {
         "role": "assistant",
         "content": "".join(texts) if texts else None,
@@ -128,6 +156,8 @@ def gemini_to_chat(
     }
     if calls:
         message["tool_calls"] = calls
+    if signatures and carry_reasoning:
+        message["reasoning_blocks"] = signatures
     candidates = answer.get("candidates")
     # No candidate at all: the prompt was blocked (promptFeedback.blockReason).
     blocked = not (isinstance(candidates, list) and candidates)

@@ -16,7 +16,7 @@ from typing import Any
 
 from reference_gateway.errors import GatewayError, server_error
 from reference_gateway.translate.chunks import DONE, StreamItem
-from reference_gateway.translate.completion import Usage
+from reference_gateway.translate.completion import ToolCall, Usage
 from reference_gateway.translate.gemini.response import (
     NewCallId,
     candidate_parts,
@@ -24,6 +24,7 @@ from reference_gateway.translate.gemini.response import (
     gemini_error,
     gemini_usage,
     is_answer_text,
+    thought_signature,
     tool_call,
 )
 
@@ -34,6 +35,8 @@ class GeminiStreamContext:
     created: int
     model: str
     include_usage: bool
+    # A bridge carries the thought signatures (`reasoning_blocks` deltas, each after its part's own chunks).
+    carry_reasoning: bool = False
 
 
 class GeminiStreamTranslator:
@@ -91,12 +94,15 @@ class GeminiStreamTranslator:
             if is_answer_text(part) and part["text"]:
                 items.append(self._chunk({"content": part["text"]}))
             call = part.get("functionCall")
-            if isinstance(call, Mapping):
-                items.extend(self._tool_call(call))
+            whole = tool_call(call, self._new_call_id) if isinstance(call, Mapping) else None
+            signed = thought_signature(part, whole) if self._ctx.carry_reasoning else None
+            if signed is not None:  # before its call, as a reasoning item comes before the items of its turn
+                items.append(self._chunk({"reasoning_blocks": [signed]}))
+            if whole is not None:
+                items.extend(self._tool_call(whole))
         return items
 
-    def _tool_call(self, call: Mapping[str, Any]) -> list[StreamItem]:
-        whole = tool_call(call, self._new_call_id)
+    def _tool_call(self, whole: ToolCall) -> list[StreamItem]:
         index = self._tools
         self._tools += 1
         first = {

@@ -70,6 +70,18 @@ def _message(message: Any, profile: Profile) -> Any:
     return out
 
 
+def without_reasoning_blocks(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body with every message's `reasoning_blocks` left out (a bridge's: another family's reasoning)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return dict(body)
+    kept = [
+        {k: v for k, v in m.items() if k != "reasoning_blocks"} if isinstance(m, dict) else m
+        for m in messages
+    ]
+    return {**body, "messages": kept}
+
+
 def _forces_tool(choice: Any) -> bool:
     return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
 

@@ -85,7 +85,10 @@ def exchange(
         rule_id="test/checks/case",
         variant=variant,
         request=request(stream=stream, include_usage=include_usage, body=body),
-        response=ReceivedResponse(status, headers, raw, transport_error),
+        # the whole body in one read, at once (the runner records each read's arrival)
+        response=ReceivedResponse(
+            status, headers, raw, transport_error, arrivals=((len(raw), 0.0),) if raw else ()
+        ),
         upstream=upstream,
         marker="[gc:test]",
         models=models or {"MODEL": "anthropic/claude-sonnet-5-5"},

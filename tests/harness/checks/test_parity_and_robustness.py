@@ -114,12 +114,18 @@ EXPECT: dict[str, Any] = {
     "upstream_compare": [{"path": "$.messages[0]", "same_as": "$.messages[-1]", "order": True}],
     "listener": {"connections": 0},
     "elapsed": {"max": 5},
+    "streamed": {"fraction": 0.5, "seconds": 0.1},
     "upstream_path": [{"matches": "/messages$"}, {"call": "each", "stream": True, "matches": "alt=sse"}],
     "provider_accepts": True,
     "live_usage": ["prompt_tokens", "prompt_tokens_details.cached_tokens"],
     "live_tool_arguments": {"name": "get_weather"},
     "live_response_format": True,
     "live_text": True,
+    # What a gateway adds (harness/checks/gateway.py): without a set-up on the exchange, each says so.
+    "forwards_headers": "^(retry-after|x-ratelimit-)",
+    "own_limit": True,
+    "not_retried": ["openai-sdk", "anthropic-sdk", "codex", "claude-code"],
+    "cost": {"priced": True},
 }
 
 GARBAGE = {

@@ -487,6 +487,26 @@ def test_many_rules_failing_the_same_way_get_one_note_with_the_likely_cause() ->
         )  # a single failure (lyrouter/errors/alone) is no pattern
 
 
+def test_a_server_error_after_the_provider_was_asked_is_not_blamed_on_the_model_ids() -> None:
+    """TensorZero 2026.6.0 answers a provider's 400 with 502 "All model providers failed …": the message names a
+    model, but the provider was called with it, so the model id routed; the note says where to look instead."""
+    from harness.report.text import summarize
+
+    failed = {"error": {"message": "All variants failed with errors: gpt-test: All model providers failed"}}
+    results = []
+    for i in range(6):
+        result = _failed(f"lyrouter/errors/p{i}", 502, failed, 400)
+        result["exchange"]["upstream"] = [{"request": {"path": "/v1/chat/completions"}}]  # type: ignore[index]
+        results.append(result)
+    text = summarize([_document(results)])
+    assert "6 lyrouter rules failed the same way (HTTP 502" in text
+    assert "likely the model ids" not in text
+    assert "its own server error: compare the provider's answer" in text
+    # the same answer where no provider was asked is still the model-id hint
+    unrouted = summarize([_document([_failed(f"lyrouter/errors/u{i}", 502, failed, 400) for i in range(6)])])
+    assert "likely the model ids" in unrouted
+
+
 # --- 7. help for every command and option; certify takes the plugin's options; a busy port ---------
 
 

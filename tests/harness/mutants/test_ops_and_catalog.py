@@ -119,6 +119,15 @@ EDITS: list[tuple[str, list[dict[str, Any]], str, Any]] = [
         {"a": 1},
     ),
     (
+        "enclose",  # a custom tool's text as a function's {"input": …} (caozhiyuan/copilot-api#242)
+        [
+            {"op": "enclose", "path": "choices.0.message.content", "key": "input"},
+            {"op": "stringify", "path": "choices.0.message.content"},
+        ],
+        "choices.0.message.content",
+        '{"input": "Hi!"}',
+    ),
+    (
         "filter-has",
         [{"op": "set", "path": "choices.0.message.tool_calls.*[id].type", "value": "x"}],
         "choices.0.message.tool_calls.0.type",

@@ -166,12 +166,12 @@ def test_a_gateway_passing_state_on_is_served_as_api_openai_com_serves_it(stream
         gone.status_code == 404 and gone.json()["error"]["message"] == f"Response with id '{rid}' not found."
     )
     after = client.post(RESPONSES, json={"model": "gpt-5.5", "input": "Which?", "previous_response_id": rid})
-    assert after.status_code == 404 and after.json()["error"]["code"] == "previous_response_not_found"
+    assert after.status_code == 400 and after.json()["error"]["code"] == "previous_response_not_found"
     # every call is the case's, as the harness reads a rule's upstream calls
     assert _calls(client) == [
         ("POST", RESPONSES, 200), ("GET", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}/input_items", 200),
         ("POST", RESPONSES, 200),
-        ("DELETE", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}", 404), ("POST", RESPONSES, 404),
+        ("DELETE", f"{RESPONSES}/{rid}", 200), ("GET", f"{RESPONSES}/{rid}", 404), ("POST", RESPONSES, 400),
     ]  # fmt: skip
 
 
@@ -181,8 +181,8 @@ def test_a_response_created_with_store_false_is_not_found_and_the_call_is_the_ca
     rid = first.json()["id"]
     assert client.get(f"{RESPONSES}/{rid}").status_code == 404
     again = client.post(RESPONSES, json={"model": "gpt-5.5", "input": "Which?", "previous_response_id": rid})
-    assert again.status_code == 404 and again.json()["error"]["param"] == "previous_response_id"
-    assert [status for _, _, status in _calls(client)] == [200, 404, 404]
+    assert again.status_code == 400 and again.json()["error"]["param"] == "previous_response_id"
+    assert [status for _, _, status in _calls(client)] == [200, 404, 400]
 
 
 def test_an_id_never_issued_is_404_and_a_forgotten_case_keeps_nothing() -> None:

@@ -11,6 +11,7 @@ import pytest
 from harness.exchange import Exchange, ReceivedResponse, SentRequest
 from harness.surfaces.responses.stream_order import check_stream_order
 from reference_gateway.inbound import responses_bridge as bridge
+from reference_gateway.inbound.responses_stream import StreamBridge
 
 TOOL = {"type": "function", "name": "get_weather", "description": "w",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}  # fmt: skip
@@ -97,7 +98,7 @@ def test_a_completion_becomes_a_response() -> None:
 
 
 def _stream(chunks: list[dict[str, Any]]) -> bytes:
-    translator = bridge.StreamBridge({"model": "m"}, "resp_1")
+    translator = StreamBridge({"model": "m"}, "resp_1")
     out = [piece for chunk in chunks for piece in translator.feed(chunk)] + translator.end()
     return b"".join(out)
 

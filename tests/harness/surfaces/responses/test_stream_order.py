@@ -192,3 +192,57 @@ def test_the_terminal_output_is_matched_as_the_sdk_matches_it() -> None:
     assert messages_of(sse([*GOOD[:14], final])) == []
     final["response"]["output"][1]["arguments"] = '{"city":"Bergen"}'
     assert any("not the items done" in m for m in messages_of(sse([*GOOD[:14], final])))
+
+
+PATCH = '*** Begin Patch\n*** Update File: greet.py\n@@\n-print("Hi")\n+print("Hello")\n*** End Patch'
+CUSTOM = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_2", "name": "apply_patch", "input": PATCH,
+          "status": "completed"}  # fmt: skip
+
+
+def _custom_events() -> list[dict[str, Any]]:
+    """A custom tool's call streamed as OpenAI streams it (openai-python 3.57 ResponseCustomToolCallInput*Event)."""
+    final = {**RESPONSE, "status": "completed", "output": [CUSTOM],
+             "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}  # fmt: skip
+    half = len(PATCH) // 2
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": RESPONSE},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**CUSTOM, "status": "in_progress", "input": ""}},
+        {"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "output_index": 0, "delta": PATCH[:half]},
+        {"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "output_index": 0, "delta": PATCH[half:]},
+        {"type": "response.custom_tool_call_input.done", "item_id": "ctc_1", "output_index": 0, "input": PATCH},
+        {"type": "response.output_item.done", "output_index": 0, "item": CUSTOM},
+        {"type": "response.completed", "response": final},
+    ]  # fmt: skip
+    return renumbered(events)
+
+
+CUSTOM_BROKEN = {
+    "input deltas that do not join to the done input": (
+        2,
+        {"delta": "*** Begin"},
+        "differs from its deltas joined",
+    ),
+    "a done item whose input is not the deltas' (the JSON-wrapped input, caozhiyuan/copilot-api#242)": (
+        5,
+        {"item": {**CUSTOM, "input": json.dumps({"input": PATCH})}},
+        "the done call's input differs from its deltas joined",
+    ),
+    "custom input deltas for a function_call item (decolua/9router#1371)": (
+        1,
+        {"item": {**CALL, "id": "ctc_1", "status": "in_progress", "arguments": ""}},
+        "for an item that is not a custom_tool_call",
+    ),
+}
+
+
+def test_a_custom_tool_calls_input_stream_passes() -> None:
+    assert messages_of(sse(_custom_events())) == []
+    assert assemble_view(stream_view(sse(_custom_events())))["output"] == [CUSTOM]
+
+
+@pytest.mark.parametrize(("index", "changes", "fragment"), CUSTOM_BROKEN.values(), ids=CUSTOM_BROKEN.keys())
+def test_each_custom_input_breakage_is_named(index: int, changes: dict[str, Any], fragment: str) -> None:
+    events = _custom_events()
+    events[index].update(changes)
+    found = messages_of(sse(events))
+    assert any(fragment in message for message in found), found
