@@ -244,6 +244,8 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+        self.where: str | None = None  # the report folder that holds what was judged so far, if any
+        self.judged = 0  # the rule variants judged before it
 
 
 class ShrinkStillFails(Exception):

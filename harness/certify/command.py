@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, HarnessFailure
+from harness.errors import ConfigError, HarnessFailure, Interrupted
 from harness.orchestrate import child
 from harness.orchestrate.child import OUTPUT_FILE, Run, replay_for_target, rerun_line, run_pytest
 from harness.orchestrate.config import RunConfig
@@ -49,16 +49,20 @@ def certify(args: argparse.Namespace) -> int:
     extra = config.forwarded_args() + (["-n", str(args.workers)] if args.workers else [])
     if args.expectations and not Path(args.expectations).is_file():
         raise ConfigError(f"--expectations {args.expectations}: no such file")
-    if args.gateway_url:
-        documents = [_certify_gateway(args, root, known, report_dir, extra)]
-    else:
-        documents = _certify_reference(args, known, report_dir, extra)
     clients: list[dict[str, Any]] = []
-    if args.clients:  # the client libraries through the same gateway (harness/certify/clients.py)
-        from harness.certify.clients import run_clients
+    try:
+        if args.gateway_url:
+            documents = [_certify_gateway(args, root, known, report_dir, extra)]
+        else:
+            documents = _certify_reference(args, known, report_dir, extra)
+        if args.clients:  # the client libraries through the same gateway (harness/certify/clients.py)
+            from harness.certify.clients import run_clients
 
-        certified = [d["profile"]["name"] for d in documents]
-        clients = run_clients(args, report_dir, list(dict.fromkeys(certified)))
+            certified = [d["profile"]["name"] for d in documents]
+            clients = run_clients(args, report_dir, list(dict.fromkeys(certified)))
+    except Interrupted as exc:  # SIGINT or SIGTERM: what was judged so far is the report, marked so
+        interrupted_report(report_dir, exc)
+        raise
     write_reports(report_dir, [*documents, *clients])
     if clients:
         from harness.certify.clients import add_client_grid
@@ -77,6 +81,28 @@ def certify(args: argparse.Namespace) -> int:
     code = exit_code([*documents, *clients])
     print(verdict_line(code, documents))
     return code
+
+
+def interrupted_report(report_dir: Path, exc: Interrupted) -> None:
+    """The results the catalog runs wrote before they stopped, each marked `interrupted`, and the reports people
+    read made from them (verdict INTERRUPTED, never a pass); no conformance report (nothing to publish). `exc` is
+    told where they are and how many variants they judged."""
+    from harness.orchestrate.processes import signal_name
+    from harness.report import write_reports
+
+    documents = []
+    for path in sorted(report_dir.glob("*/results.json")):
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a run killed while it wrote: nothing of it to keep
+        document["interrupted"] = signal_name(exc.signum)
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        documents.append(document)
+    exc.judged = sum(len(d.get("results") or []) for d in documents)
+    if documents:
+        write_reports(report_dir, documents)
+        exc.where = str(report_dir)
 
 
 def verdict_line(code: int, documents: Sequence[dict[str, Any]]) -> str:
@@ -202,7 +228,15 @@ def certify_target(
             f"{'' if not replay_url else ' at ' + replay_url})",
             flush=True,
         )
-        return run_pytest(run, report_dir / run.profile, key, extra)
+        # Its output to its folder and a progress line here, printed once it ends: an interrupt then says one line.
+        out_dir = report_dir / run.profile
+        output = out_dir / OUTPUT_FILE
+        with Progress([(run.profile, output)]) as progress:
+            document = run_pytest(run, out_dir, key, extra, capture=True, fork=False)
+            progress.done(run.profile)
+        sys.stdout.write(without_progress_rows(output.read_text(encoding="utf-8", errors="replace")))
+        sys.stdout.flush()
+        return document
 
 
 def _specs_dir_of(extra: Sequence[str]) -> str | None:
@@ -224,9 +258,10 @@ def certify_embedded(
     fuzzed (its `robustness` area), one after the other, once every catalog is done: the fuzz judges what the
     replay upstream's tap saw, which must be its own requests only."""
     from collections import Counter
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     from harness.fuzz.tap import tapped_replay
+    from harness.orchestrate import processes
 
     key = "gc-" + secrets.token_hex(16)
     pairs = embedded_runs(profiles)
@@ -254,7 +289,14 @@ def certify_embedded(
             ]
             for (label, _output), future in zip(outputs, futures, strict=True):
                 future.add_done_callback(functools.partial(_finished, progress, label))
-            documents = [future.result() for future in futures]  # a failed run raises here, the others finish
+            try:
+                documents = [
+                    future.result() for future in futures
+                ]  # a failed run raises here, the others finish
+            except KeyboardInterrupt:  # SIGINT or SIGTERM: each catalog run writes what it judged, then ends
+                processes.stop_children()
+                wait(futures)
+                raise
         # Each run's failures and summary, in catalog order; its rows of progress characters are in its folder only.
         for run, sub, _args in runs:
             print(f"\n{_run_title(run)}", flush=True)

@@ -14,12 +14,14 @@ subcommands with `add_parsers(sub)` and calling the one function that does the w
     drift.py      drift                                 harness/drift.py
 
 Exit codes: 0 all as expected, 1 unexpected failures, 2 the harness itself failed or the gateway does not answer
-its API at all (an outage, one line), 3 bad configuration (one line on stderr, from the ConfigError the work raised).
+its API at all (an outage, one line), 3 bad configuration (one line on stderr, from the ConfigError the work raised),
+130 / 143 stopped by SIGINT / SIGTERM (every process it started stopped, what it judged kept, one line).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -37,7 +39,8 @@ from harness.cli import (
     report,
     upstream,
 )
-from harness.errors import ConfigError, GatewayUnavailable, HarnessError
+from harness.errors import ConfigError, GatewayUnavailable, HarnessError, Interrupted
+from harness.orchestrate.processes import handling_signals, signal_name, stop_all
 from harness.outcomes import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 
 GROUPS = (certify, clients, matrix, mutants, fuzz, record, upstream, report, diff, profiles, drift)
@@ -57,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    console = argv is None  # the command itself, not a caller in-process (tests)
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -64,6 +68,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_CONFIG if exc.code not in (0, None) else EXIT_OK
     prog = f"gateway-conformance {args.command}"
+    with handling_signals():
+        try:
+            return _run(args, prog)
+        except Interrupted as exc:
+            code = _interrupted(exc, prog)
+    # A request still in flight on some thread does not hold the command: everything it ran is stopped already.
+    if console:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _interrupted(exc: Interrupted, prog: str) -> int:
+    """SIGINT or SIGTERM: every process the command started stopped, one line, 128 + the signal (130, 143)."""
+    stop_all()
+    name = signal_name(exc.signum)
+    if exc.where:
+        said = (
+            f"{exc.judged:,} rule variant(s) judged so far, written to {exc.where} marked interrupted (not a "
+            "verdict)"
+        )
+    else:
+        said = "nothing judged was written"
+    print(f"{prog}: interrupted by {name}: {said}; every process it started is stopped", file=sys.stderr)
+    return 128 + exc.signum
+
+
+def _run(args: argparse.Namespace, prog: str) -> int:
     try:
         code: int = args.func(args)
     except ConfigError as exc:

@@ -45,11 +45,18 @@ OUTPUT_FILE = "pytest-output.txt"  # a captured child's terminal output, in its 
 
 
 def run_pytest(
-    run: Run, out_dir: Path, key: str | None, extra: Sequence[str], *, capture: bool = False
+    run: Run,
+    out_dir: Path,
+    key: str | None,
+    extra: Sequence[str],
+    *,
+    capture: bool = False,
+    fork: bool = True,
 ) -> dict[str, Any]:
     """Run one profile's catalog with the plugin in a child pytest; return its results document. With
     `capture`, the child's terminal output goes to OUTPUT_FILE in `out_dir` instead of this terminal (runs
-    side by side must not interleave their progress lines)."""
+    side by side must not interleave their progress lines), and the child is forked from the warm fork server
+    unless `fork` is false (one run alone gains nothing from it)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ini = out_dir / "pytest.ini"
     # An empty ini of our own: the user's (or this repo's) pytest configuration must not leak in.
@@ -106,7 +113,7 @@ def run_pytest(
     if key:
         env[KEY_ENV] = key
     # stderr is read here: a configuration error is the child's one line, not "pytest could not run".
-    if capture and _fork_server() is not None:
+    if capture and fork and _fork_server() is not None:
         returncode, stderr = _forked(cmd[3:], env, out_dir / OUTPUT_FILE)
     else:
         returncode, stderr = _spawned(cmd, env, out_dir / OUTPUT_FILE if capture else None)
@@ -202,7 +209,7 @@ def _forked(args: Sequence[str], env: dict[str, str], output: Path) -> tuple[int
     try:
         child = _fork_server().Process(target=_child_pytest, args=(list(args), env, str(output), str(errors)))
         child.start()
-        with processes.tracked(child.pid or 0):
+        with processes.tracked(child.pid) if child.pid else contextlib.nullcontext():
             child.join()
         code = child.exitcode if child.exitcode is not None else 1
         return (code if code >= 0 else 128 - code), errors.read_text(encoding="utf-8", errors="replace")
