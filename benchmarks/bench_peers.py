@@ -156,6 +156,30 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+async def throughput(host: str, port: int, raw: bytes, seconds: float, pid: int | None) -> dict[str, float]:
+    """Closed loop over 8 connections for `seconds`: requests a second and, given the gateway's pid, its own CPU a
+    request (what the machine's other load changes least)."""
+    conns = [Conn(host, port) for _ in range(8)]
+    for c in conns:
+        await c.request(raw)
+    done = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def loop(c: Conn) -> None:
+        nonlocal done
+        while time.perf_counter() < stop_at:
+            await c.request(raw)
+            done += 1
+
+    cpu0 = cpu_seconds(pid) if pid else 0.0
+    t0 = time.perf_counter()
+    await asyncio.gather(*(loop(c) for c in conns))
+    out = {"rps": done / (time.perf_counter() - t0)}
+    if pid:
+        out["cpu_us_per_request"] = (cpu_seconds(pid) - cpu0) / done * 1e6
+    return out
+
+
 async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
     host, port, path = spec["host"], spec["port"], spec["path"]
     body, headers = spec["body"], spec["headers"]
@@ -179,27 +203,8 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
         await conn.request(plain)
         samples.append(time.perf_counter() - t)
     out["median_ms"] = statistics.median(samples) * 1000
-    # throughput, 8 connections, closed loop
-    conns = [Conn(host, port) for _ in range(8)]
-    for c in conns:
-        await c.request(plain)
-    done = 0
-    stop_at = time.perf_counter() + spec["seconds"]
-
-    async def loop(c: Conn) -> None:
-        nonlocal done
-        while time.perf_counter() < stop_at:
-            await c.request(plain)
-            done += 1
-
     cpu_pid = spec.get("cpu_pid")
-    cpu0 = cpu_seconds(cpu_pid) if cpu_pid else 0.0
-    t0 = time.perf_counter()
-    await asyncio.gather(*(loop(c) for c in conns))
-    out["rps"] = done / (time.perf_counter() - t0)
-    if cpu_pid:
-        # The gateway's own CPU per request: what the machine's other load changes least.
-        out["cpu_us_per_request"] = (cpu_seconds(cpu_pid) - cpu0) / done * 1e6
+    out.update(await throughput(host, port, plain, spec["seconds"], cpu_pid))
     # streaming: first content chunk after the upstream wrote it
     firsts = []
     for _ in range(spec["stream_n"]):

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_peers import Conn, build, cpu_seconds, free_port, pinned, stop, wait_port
+from bench_peers import Conn, build, free_port, pinned, stop, throughput, wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-bench"
@@ -105,26 +105,8 @@ async def client_main(spec: dict[str, Any]) -> dict[str, Any]:
         t = time.perf_counter()
         await conn.request(raw)
         samples.append(time.perf_counter() - t)
-    conns = [Conn(host, port) for _ in range(8)]
-    for c in conns:
-        await c.request(raw)
-    done = 0
-    stop_at = time.perf_counter() + spec["seconds"]
-
-    async def loop(c: Conn) -> None:
-        nonlocal done
-        while time.perf_counter() < stop_at:
-            await c.request(raw)
-            done += 1
-
-    pid = spec.get("pid")
-    cpu0 = cpu_seconds(pid) if pid else 0.0
-    t0 = time.perf_counter()
-    await asyncio.gather(*(loop(c) for c in conns))
-    out: dict[str, Any] = {"status": 200, "bytes": size, "median_ms": statistics.median(samples) * 1000,
-                           "rps": done / (time.perf_counter() - t0)}  # fmt: skip
-    if pid:
-        out["cpu_us_per_request"] = (cpu_seconds(pid) - cpu0) / done * 1e6
+    out: dict[str, Any] = {"status": 200, "bytes": size, "median_ms": statistics.median(samples) * 1000}
+    out.update(await throughput(host, port, raw, spec["seconds"], spec.get("pid")))
     return out
 
 

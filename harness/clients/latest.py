@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.drivers.base import Driver, PythonDriver
-from harness.clients.drivers.isolated import IsolatedDriver
+from harness.clients.drivers.isolated import IsolatedDriver, child_json, child_observations
 from harness.clients.drivers.node import SOURCE, NodeDriver
-from harness.clients.observation import Job, Observation, observation_from_json
+from harness.clients.observation import Job, Observation
 from harness.errors import HarnessFailure
 from harness.paths import cache_dir
 
@@ -106,28 +106,12 @@ class LatestPython:
 
     def run_all(self, jobs: Sequence[Job]) -> list[Observation]:
         self.ensure()
-        data = self._child({"versions": list(self.packages), "jobs": [j.as_json() for j in jobs]})
-        observations = [observation_from_json(o) for o in data["observations"]]
-        if len(observations) != len(jobs):
-            raise HarnessFailure(f"{self.id} (latest): {len(observations)} observations for {len(jobs)} jobs")
-        return observations
+        return child_observations(self._child, f"{self.id} (latest)", self.packages, jobs)
 
     def _child(self, payload: dict[str, Any]) -> dict[str, Any]:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-        cmd = [str(_python(self.where)), "-m", "harness.clients.latest_child", self.id]
-        try:
-            proc = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True, env=env,
-                                  check=False, timeout=RUN_TIMEOUT)  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            raise HarnessFailure(
-                f"{self.id} (latest): its driver did not finish within {RUN_TIMEOUT:g}s"
-            ) from exc
-        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-        if proc.returncode != 0 or not lines:
-            tail = " … ".join(proc.stderr.strip().splitlines()[-4:])
-            raise HarnessFailure(f"{self.id} (latest): its driver failed (exit {proc.returncode}): {tail}")
-        result: dict[str, Any] = json.loads(lines[-1])
-        return result
+        return child_json(
+            _python(self.where), "harness.clients.latest_child", self.id, payload, f"{self.id} (latest)"
+        )
 
 
 def latest_drivers(drivers: Sequence[Driver]) -> list[Driver]:

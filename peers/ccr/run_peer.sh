@@ -18,19 +18,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 STATE=${STATE:-$here/state}; mkdir -p "$STATE"; STATE=$(cd "$STATE" && pwd)
 PROXY_PORT=${PROXY_PORT:-3460}
 GW_KEY=${GW_KEY:-sk-ccr-gateway-test}
-stop() {
-  [ -f "$STATE/pid" ] || return 0
-  pid=$(cat "$STATE/pid")
-  kill "$pid" 2>/dev/null
-  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -9 "$pid" 2>/dev/null
-  rm -f "$STATE/pid"
-}
-case "${1:-start}" in
-  stop) stop; exit 0 ;;
-  start) ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
-esac
+. "$here/../lib.sh"
+stop() { stop_pidfile "$STATE/pid"; }
+start_or_stop "${1:-start}"
 PEER_DIR=${PEER_DIR:?set PEER_DIR to the folder where install.sh installed @musistudio/claude-code-router}
 PEER_DIR=$(cd "$PEER_DIR" && pwd)
 SETUP=${SETUP:?set SETUP to openai, anthropic or gemini}

@@ -19,15 +19,8 @@ GW_PORT=${GW_PORT:-3480}; OIDC_PORT=${OIDC_PORT:-3481}; PG_PORT=${PG_PORT:-55432
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
-stop_pid() {  # stop_pid NAME: the process in $STATE/NAME.pid, TERM then KILL
-  local f="$STATE/$1.pid" pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  kill "$pid" 2>/dev/null
-  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -9 "$pid" 2>/dev/null
-  rm -f "$f"
-}
+. "$here/../lib.sh"
+stop_pid() { stop_pidfile "$STATE/$1.pid"; }  # stop_pid NAME: the process in $STATE/NAME.pid
 stop() {
   stop_pid gateway
   stop_pid oidc
@@ -39,11 +32,7 @@ stop() {
 }
 fail() { echo "claude-gateway did not start: $1" >&2; tail -20 "$STATE/gateway.log" 2>/dev/null >&2; stop; exit 1; }
 
-case "${1:-start}" in
-  stop) stop; exit 0 ;;
-  start) ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
-esac
+start_or_stop "${1:-start}"
 PEER_DIR=${PEER_DIR:?set PEER_DIR to the folder where install.sh installed @anthropic-ai/claude-code}
 UP_URL=${UP_URL:?set UP_URL to the upstream base URL}
 bin="$PEER_DIR/node_modules/@anthropic-ai/claude-code/bin/claude.exe"

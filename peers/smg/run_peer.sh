@@ -15,19 +15,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 STATE=${STATE:-$here/state}; mkdir -p "$STATE"
-stop() {
-  [ -f "$STATE/pid" ] || return 0
-  pid=$(cat "$STATE/pid")
-  kill "$pid" 2>/dev/null
-  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -9 "$pid" 2>/dev/null
-  rm -f "$STATE/pid"
-}
-case "${1:-start}" in
-  stop) stop; exit 0 ;;
-  start) ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
-esac
+. "$here/../lib.sh"
+stop() { stop_pidfile "$STATE/pid" 10; }
+start_or_stop "${1:-start}"
 PEER_VENV=${PEER_VENV:?set PEER_VENV to the venv where install.sh installed smg}
 BACKEND=${BACKEND:?set BACKEND to openai or anthropic}
 UP_URL=${UP_URL:?set UP_URL to the provider root URL}

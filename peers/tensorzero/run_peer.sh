@@ -11,19 +11,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 STATE=${STATE:-$here/state}; mkdir -p "$STATE"; STATE=$(cd "$STATE" && pwd)
-stop() {
-  [ -f "$STATE/pid" ] || return 0
-  pid=$(cat "$STATE/pid")
-  kill "$pid" 2>/dev/null
-  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -9 "$pid" 2>/dev/null
-  rm -f "$STATE/pid" "$STATE/url"
-}
-case "${1:-start}" in
-  stop) stop; exit 0 ;;
-  start) ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
-esac
+. "$here/../lib.sh"
+stop() { stop_pidfile "$STATE/pid"; rm -f "$STATE/url"; }
+start_or_stop "${1:-start}"
 PEER_VENV=${PEER_VENV:?set PEER_VENV to the venv install.sh made}
 UP_URL=${UP_URL:-http://127.0.0.1:9999}
 stop

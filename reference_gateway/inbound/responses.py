@@ -37,9 +37,6 @@ from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import flow_headers, parse_json, serve_as_chat, translated_stream
 from reference_gateway.inbound.socket_memory import Remembered
 from reference_gateway.services import Services
-from reference_gateway.web.body import BodyError
-from reference_gateway.web.body import parse_json as parse_body
-from reference_gateway.web.intake import read_body
 
 
 class Responses:
@@ -131,15 +128,10 @@ async def _create(flow: Flow, request: Request, socket: Remembered | None = None
     """`POST {base}/responses`; `socket`: the responses of the WebSocket this turn came on (responses_socket.py),
     looked up before the store and told of every response made (`store: false` ones included)."""
     services = flow.services
-    services.intake.authenticate(request)
-    raw = await read_body(request, services.settings.max_body_bytes)
-    try:
-        # The chat path's limits (web/body.py): nesting, numbers a float holds, Unicode text.
-        body = parse_body(raw)
-    except BodyError as exc:
-        return state.error(400, f"We could not parse the JSON body of your request: {exc.problem}")
-    if not isinstance(body, dict):
-        return state.error(400, "The request body must be a JSON object.")
+    read = await state.request_object(services, request)
+    if isinstance(read, Response):
+        return read
+    raw, body = read
     if not isinstance(body.get("model"), str) or not body["model"]:
         return state.error(
             400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter"

@@ -30,9 +30,6 @@ from reference_gateway.inbound import responses_state as state
 from reference_gateway.inbound.base import parse_json, serve_as_chat
 from reference_gateway.inbound.messages import respell_model
 from reference_gateway.upstream.client import Endpoint
-from reference_gateway.web.body import BodyError
-from reference_gateway.web.body import parse_json as parse_body
-from reference_gateway.web.intake import read_body
 
 # A provider's error answer (status, parsed document, raw bytes, headers) in OpenAI's envelope (responses.py).
 PassedError = Callable[[int, Any, bytes, Any], Response]
@@ -40,14 +37,10 @@ PassedError = Callable[[int, Any, bytes, Any], Response]
 
 async def compact(flow: Flow, request: Request, passed_error: PassedError) -> Response:
     services = flow.services
-    services.intake.authenticate(request)
-    raw = await read_body(request, services.settings.max_body_bytes)
-    try:
-        body = parse_body(raw)
-    except BodyError as exc:
-        return state.error(400, f"We could not parse the JSON body of your request: {exc.problem}")
-    if not isinstance(body, dict):
-        return state.error(400, "The request body must be a JSON object.")
+    read = await state.request_object(services, request)
+    if isinstance(read, Response):
+        return read
+    _, body = read
     model = body.get("model")
     if not isinstance(model, str) or not model:
         return state.error(

@@ -13,12 +13,16 @@ import json
 import time
 from typing import Any
 
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from reference_gateway import fastjson
 from reference_gateway.errors import note_answered, passed_header
 from reference_gateway.flows.relay_store import StateStore, open_store
 from reference_gateway.services import Services
+from reference_gateway.web.body import BodyError
+from reference_gateway.web.body import parse_json as parse_body
+from reference_gateway.web.intake import read_body
 
 KEPT_SECONDS = 30 * 24 * 3600  # how long a stored response can be continued or retrieved
 _PREFIX = "responses:"
@@ -146,3 +150,18 @@ def listed_inputs(record: dict[str, Any], order: str, limit: int) -> dict[str, A
         "last_id": page[-1]["id"] if page else None,
         "has_more": len(items) > len(page),
     }
+
+
+async def request_object(services: Services, request: Request) -> tuple[bytes, dict[str, Any]] | Response:
+    """A Responses request's bytes and body: the client authenticated, the body read within the gateway's limit and
+    parsed with the chat path's limits (web/body.py: nesting, numbers a float holds, Unicode text); a body that is not
+    a JSON object is the 400 answered instead."""
+    services.intake.authenticate(request)
+    raw = await read_body(request, services.settings.max_body_bytes)
+    try:
+        body = parse_body(raw)
+    except BodyError as exc:
+        return error(400, f"We could not parse the JSON body of your request: {exc.problem}")
+    if not isinstance(body, dict):
+        return error(400, "The request body must be a JSON object.")
+    return raw, body

@@ -95,29 +95,42 @@ class IsolatedDriver:
 
     def run_all(self, jobs: Sequence[Job]) -> list[Observation]:
         self.ensure()
-        data = self._child({"versions": list(self.packages), "jobs": [j.as_json() for j in jobs]})
-        observations = [observation_from_json(o) for o in data["observations"]]
-        if len(observations) != len(jobs):
-            raise HarnessFailure(f"{self.id}: {len(observations)} observations for {len(jobs)} jobs")
-        return observations
+        return child_observations(self._child, self.id, self.packages, jobs)
 
     def _child(self, payload: dict[str, Any]) -> dict[str, Any]:
         # Only the harness package on the path: the child imports nothing of it beyond the pure driver modules.
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-        cmd = [str(_python(self.where)), "-m", "harness.clients.drivers.child", self.id]
-        try:
-            proc = subprocess.run(
-                cmd, input=json.dumps(payload), capture_output=True, text=True, env=env, check=False,
-                timeout=RUN_TIMEOUT,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            raise HarnessFailure(f"{self.id}: its driver did not finish within {RUN_TIMEOUT:g}s") from exc
-        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-        if proc.returncode != 0 or not lines:
-            tail = " … ".join(proc.stderr.strip().splitlines()[-4:])
-            raise HarnessFailure(f"{self.id}: its driver failed (exit {proc.returncode}): {tail}")
-        result: dict[str, Any] = json.loads(lines[-1])
-        return result
+        return child_json(_python(self.where), "harness.clients.drivers.child", self.id, payload, self.id)
+
+
+def child_json(python: Path, module: str, driver: str, payload: dict[str, Any], label: str) -> dict[str, Any]:
+    """Run `python -m module driver` in a client's own environment with `payload` on stdin (only the harness package
+    on its path) and read the last JSON line it prints; a timeout or a failed child is the harness's failure,
+    named by `label`."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    try:
+        proc = subprocess.run(
+            [str(python), "-m", module, driver], input=json.dumps(payload), capture_output=True, text=True, env=env,
+            check=False, timeout=RUN_TIMEOUT,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise HarnessFailure(f"{label}: its driver did not finish within {RUN_TIMEOUT:g}s") from exc
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = " … ".join(proc.stderr.strip().splitlines()[-4:])
+        raise HarnessFailure(f"{label}: its driver failed (exit {proc.returncode}): {tail}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def child_observations(
+    child: Any, label: str, packages: Sequence[str], jobs: Sequence[Job]
+) -> list[Observation]:
+    """The jobs run by a child driver (`child`: payload -> its JSON answer), one observation each."""
+    data = child({"versions": list(packages), "jobs": [j.as_json() for j in jobs]})
+    observations = [observation_from_json(o) for o in data["observations"]]
+    if len(observations) != len(jobs):
+        raise HarnessFailure(f"{label}: {len(observations)} observations for {len(jobs)} jobs")
+    return observations
 
 
 ISOLATED_CLIENTS: tuple[IsolatedDriver, ...] = (
