@@ -62,6 +62,12 @@ def announce(state: SessionState, config: pytest.Config) -> None:
             f"sent (specific checks first, spread over areas), the rest SKIP (budget); "
             + bought.describe(repeat).removeprefix("live run: ")
         )
+    role = "MODEL" if "MODEL" in state.target.models else next(iter(state.target.models), None)
+    model = state.target.models.get(role) if role else None
+    if model:  # harness/orchestrate/preflight.py check_model, before any rule
+        lines.append(
+            f"the preflight sent one request more, naming the {role} id {model!r}: the gateway serves it"
+        )
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in lines:
         if reporter is not None:

@@ -32,10 +32,15 @@ def _error(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def make_gateway(upstream_url: str, bug: str | None = None) -> Starlette:
+def make_gateway(upstream_url: str, bug: str | None = None, preflight_spared: bool = False) -> Starlette:
+    """`preflight_spared`: the harness's preflight (an empty JSON object) is refused as an API refuses it, whatever
+    the bug does to the rules' requests."""
+
     async def chat(request: Request) -> Response:
         if request.headers.get("authorization") != f"Bearer {KEY}":
             return _error(401, "invalid key", "invalid_request_error", "invalid_api_key")
+        if preflight_spared and await request.body() == b"{}":
+            return _error(400, "messages: required", "invalid_request_error", None)
         if bug == "hang":
             await asyncio.sleep(30)
         if bug == "garbage":

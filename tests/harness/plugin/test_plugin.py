@@ -188,7 +188,9 @@ def test_hanging_or_garbage_gateway_fails_within_the_timeout(
     pytester: pytest.Pytester, rules_dir: Path, replay: ReplayServer, bug: str
 ) -> None:
     report = pytester.path / "r.json"
-    with serve(make_gateway(replay.url, bug=bug)) as gateway:
+    # Misbehaving on the rules' requests only: one that hangs or answers garbage to every request, the preflight's
+    # empty one included, is an outage the preflight says (tests/harness/orchestrate/test_preflight.py).
+    with serve(make_gateway(replay.url, bug=bug, preflight_spared=True)) as gateway:
         result = _run(pytester, gateway, replay, "--rule", "ezat/test/refuse-n", "--report-json", str(report))
     outcome = json.loads(report.read_text())["results"][0]
     assert outcome["outcome"] == "FAIL", outcome["reason"]
@@ -246,8 +248,10 @@ def test_live_mode_judges_each_expectation_it_can_observe(
     assert results["ezat/test/refuse-n"]["live_coverage"]["judged"] == ["status", "error"]
     assert "provoked upstream fault (HTTP 529)" in results["ezat/test/overloaded"]["reason"]
     assert "needs feature(s) not declared: slow" in results["ezat/test/needs-slow"]["reason"]
-    # Live traffic went to the provider the gateway was given, never to a replay upstream.
-    assert calls["anthropic"] == 4
+    # Live traffic went to the provider the gateway was given, never to a replay upstream: the rules' four, and the
+    # preflight's one naming the MODEL id (issue 48: a wrong id is found before the budget is spent).
+    assert calls["anthropic"] == 5
+    assert "the preflight sent one request more" in stdout
 
 
 @pytest.mark.e2e
@@ -262,7 +266,7 @@ def test_live_mode_never_contacts_the_replay_upstream(pytester: pytest.Pytester,
         assert "3 passed, 2 not applicable" in result.stdout.str()
         assert fresh.state._cases == {}  # no case registered (any provider call would add a diagnostic)
         assert fresh.state.diagnostics() == [] and fresh.state.fetches() == []
-        assert provider.simulator.calls["anthropic"] == 2
+        assert provider.simulator.calls["anthropic"] == 3  # the rules' two and the preflight's model check
 
 
 FLAKY_RULES = """\
@@ -288,7 +292,8 @@ def _every_other_call_fails() -> Starlette:
     count = {"n": 0}
 
     async def chat(request: Request) -> Response:
-        if not (await request.json()).get("messages"):  # the harness's preflight, before any rule
+        body = await request.json()
+        if not body.get("messages"):  # the harness's preflight, before any rule
             error = {
                 "message": "messages: required",
                 "type": "invalid_request_error",
@@ -296,6 +301,8 @@ def _every_other_call_fails() -> Starlette:
                 "code": None,
             }
             return JSONResponse({"error": error}, 400)
+        if body["messages"][0]["content"] == "Say hello.":  # live, the preflight's check of the model id
+            return JSONResponse({"id": "chatcmpl-0", "object": "chat.completion", "choices": []})
         count["n"] += 1
         if count["n"] % 2 == 0:
             return JSONResponse(
@@ -373,7 +380,7 @@ def test_max_requests_stops_the_live_run_there(pytester: pytest.Pytester) -> Non
     assert outcomes["ezat/test/served"]["outcome"] == "PASS"
     assert outcomes["ezat/test/served-again"]["outcome"] == "SKIP"
     assert outcomes["ezat/test/served-again"]["reason"].startswith("SKIP (budget): --max-requests 3 spent")
-    assert sent == 2  # the skipped rule sent nothing
+    assert sent == 3  # the preflight's model check and the rule's two runs: the skipped rule sent nothing
 
 
 @pytest.mark.e2e
