@@ -9,7 +9,7 @@ import fnmatch
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,11 +99,27 @@ def _unedited(data: Any, source: str, *, schema_checked: bool) -> None:
             )
 
 
+def _dates_as_text(data: Any) -> Any:
+    """`expires: 2027-03-01` as YAML reads it (a date, where the schema asks for its text): the same day as text.
+    A YAML timestamp keeps its day."""
+    entries = data.get("expectations") if isinstance(data, Mapping) else None
+    if not isinstance(entries, list):
+        return data
+    fixed = []
+    for raw in entries:
+        when = raw.get("expires") if isinstance(raw, Mapping) else None
+        if isinstance(when, datetime):
+            when = when.date()
+        fixed.append({**raw, "expires": when.isoformat()} if isinstance(when, date) else raw)
+    return {**data, "expectations": fixed}
+
+
 def parse_expectations(data: Any, source: str, profile: str) -> Expectations:
     import jsonschema
 
     from harness.paths import schema_path
 
+    data = _dates_as_text(data)
     _unedited(data, source, schema_checked=False)
     schema = json.loads(schema_path("expectations").read_text(encoding="utf-8"))
     errors = sorted(

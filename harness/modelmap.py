@@ -50,6 +50,34 @@ def load_model_map(path: str | Path | None, profile: Profile) -> dict[str, str |
     return models
 
 
+def left_out(path: str | Path | None, profile: Profile) -> dict[str, str | None]:
+    """The roles a given model map leaves out, with the profile's ids they then take (issue 48: they were taken
+    without a word). A role that is deliberately an id no gateway serves (UNKNOWN_MODEL) is not one to map."""
+    import yaml
+
+    if not path:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}  # load_model_map says what is wrong with it
+    given = set(data) if isinstance(data, Mapping) else set()
+    return {
+        role: spec.default
+        for role, spec in sorted(profile.models.items())
+        if role not in given and not deliberately_unknown(role, spec.default or "", spec.description)
+    }
+
+
+def left_out_line(path: str | Path, roles: Mapping[str, str | None]) -> str:
+    """What a run says about the roles its model map leaves out."""
+    named = ", ".join(f"{role} ({default})" for role, default in roles.items())
+    return (
+        f"--model-map {path}: {named} not in it, so its rules send the profile's default ids: map each to one of "
+        "your gateway's ids (or to null, leaving its rules unjudged)"
+    )
+
+
 def _guess(default: str, ids: Sequence[str]) -> str | None:
     """A listed id for a role's default: the default itself, or an id with the same last segment."""
     if default in ids:

@@ -1,5 +1,6 @@
 """`reference-gateway`: run the reference gateway for one profile in front of its upstream channels (Anthropic
-Messages and, for profiles whose catalog has them, OpenAI-compatible Chat Completions; one base URL)."""
+Messages, OpenAI-compatible Chat Completions and Responses, Gemini, as its model catalog names them), serving
+Chat Completions, Messages and Responses (over HTTP and a WebSocket) on one base URL."""
 
 from __future__ import annotations
 
@@ -41,7 +42,12 @@ HEADER_BUFFER_BYTES = 2 * 1024 * 1024
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reference-gateway",
-        description="OpenAI Chat Completions gateway over Anthropic's Messages API (the suite's reference).",
+        description="The suite's reference gateway, one documented profile (ezat, lyrouter, relay) per process. It "
+        "serves OpenAI Chat Completions (POST …/chat/completions), Anthropic Messages (POST …/messages, with "
+        "count_tokens) and OpenAI Responses (POST …/responses, its WebSocket, compaction and kept responses) on "
+        "one base URL (the profile's, e.g. /openai/v1), and GET …/models; it calls each model's channel in its "
+        "provider family: Anthropic Messages, OpenAI-compatible Chat Completions or Responses, or Gemini "
+        "generateContent.",
     )
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="ezat", help="documented gateway to implement"

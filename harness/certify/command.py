@@ -131,6 +131,12 @@ def _certify_gateway(
     child.check_profile_config(
         args.profile[0], root=root, model_map=args.model_map, expectations=args.expectations
     )
+    from harness.modelmap import left_out, left_out_line
+    from harness.spec import load_profile
+
+    missing = left_out(args.model_map, load_profile(args.profile[0], root))
+    if missing:  # said, never taken silently (the conformance report names every role's id too)
+        print(left_out_line(args.model_map, missing), flush=True)
     child.selected_profiles(args.profile, args.rule, root)
     run = Run(
         profile=args.profile[0],

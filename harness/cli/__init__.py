@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, prog)
         except Interrupted as exc:
             code = _interrupted(exc, prog)
+        except BrokenPipeError:  # `… | head`: the reader has gone, which is no error of the command's
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
     # A request still in flight on some thread does not hold the command: everything it ran is stopped already.
     if console:
         sys.stdout.flush()

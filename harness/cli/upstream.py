@@ -37,6 +37,13 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         help="serve the live provider simulator instead: Anthropic Messages and OpenAI-compatible Chat "
         "Completions answered from the request alone, like a real model (try --upstream live offline)",
     )
+    p.add_argument(
+        "--log-level",
+        choices=("warning", "info", "debug"),
+        default="warning",
+        help="warning (default): problems only; info: a line per request the gateway sends; debug: the harness's "
+        "control calls (/__gc/…) too",
+    )
     p.set_defaults(func=serve_upstream)
 
 
@@ -72,6 +79,6 @@ def serve_upstream(args: argparse.Namespace) -> int:
     print(f"  image fixtures (${{images_url}}):              {url}/__gc/files")
     print(f"  then: pytest --gateway-url <your gateway's OpenAI base URL> --replay-url {url}")
     print("Ctrl-C to stop.", flush=True)
-    serve_foreground(sock, cassettes)
+    serve_foreground(sock, cassettes, args.log_level)
     print("replay upstream stopped.")
     return EXIT_OK

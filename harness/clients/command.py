@@ -51,6 +51,26 @@ def _pick(
     return chosen, ScenarioCatalog(scenarios=scenarios, profiles=catalog.profiles)
 
 
+def readiness(driver: Driver) -> str:
+    """Whether a client can run here now: `ready to run` only when its libraries are installed (issue 48: an
+    isolated environment or the Node clients not made yet were called ready)."""
+    from harness.clients.drivers.isolated import IsolatedDriver
+    from harness.clients.drivers.node import SOURCE, NodeDriver, cache_dir
+
+    why = driver.missing()
+    if why:
+        return f"cannot run: {why}"
+    if isinstance(driver, IsolatedDriver) and not driver.installed():
+        return (
+            f"not installed yet: its own environment is made on its first run, in {driver.where} (pip, once)"
+        )
+    if isinstance(driver, NodeDriver):
+        stamp = cache_dir() / "node_modules" / ".gc-lock"
+        if not stamp.is_file() or stamp.read_bytes() != (SOURCE / "package-lock.json").read_bytes():
+            return f"not installed yet: the Node clients are installed on their first run, into {cache_dir()} (npm ci, once)"
+    return "ready to run"
+
+
 def speaking(drivers: Sequence[Driver], profile: Profile) -> list[Driver]:
     """The clients that speak the profile's surface (harness/surfaces/: each surface names its libraries)."""
     known = surface(profile.surface).clients
@@ -105,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     drivers, catalog = _pick(all_drivers(), catalog, args)
     if args.list:
         for d in drivers:
-            print(f"client {d.id} ({d.language}): {d.missing() or 'ready to run'}")
+            print(f"client {d.id} ({d.language}): {readiness(d)}")
         for s in catalog.scenarios:
             print(f"scenario {s.id}: {s.title}")
         return 0

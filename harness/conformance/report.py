@@ -194,6 +194,8 @@ def profile_entry(
         "catalog": {"sha256": catalog.sha256, "files": catalog.files},
         "outcomes_sha256": outcomes_digest(document["results"]),
         "declared_features": sorted(declared),
+        # The model ids the run sent for each role (a role mapped to null judged nothing).
+        "models": dict(document["target"].get("models") or {}),
         "unsupported_features": [],
         "collection_errors": errors,
         "core": _entry(Group(frozenset(core), results_of(core), excluded, errors)),

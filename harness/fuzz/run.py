@@ -111,7 +111,8 @@ def curl_repro(url: str, case: Any, spill: Path | None = None) -> str:
     """One shell line that sends `case` again (the body inline as printf escapes, or from a file if long)."""
     import shlex
 
-    headers = f"-H 'authorization: Bearer ${KEY_ENV}'"
+    # Double quotes: the shell fills in the key (in single quotes curl would send the text `$GC_GATEWAY_KEY`).
+    headers = f'-H "authorization: Bearer ${KEY_ENV}"'
     if case.content_type is not None:
         headers += f" -H {shlex.quote('content-type: ' + case.content_type)}"
     else:

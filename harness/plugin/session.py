@@ -69,6 +69,13 @@ class ConformanceRun:
         if problems:
             items.append(ExpectationsCheck.from_parent(session, name="expectations-file", problems=problems))
 
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """The roles the model map leaves out, which take the profile's default ids: said, never silent."""
+        from harness.modelmap import left_out, left_out_line
+
+        missing = left_out(config.option.model_map, self.state.profile)
+        return [left_out_line(config.option.model_map, missing)] if missing else []
+
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.state.target.upstream_mode == "live" and not is_worker(session.config):
             from harness.plugin.live import announce

@@ -187,12 +187,26 @@ def bind_foreground(host: str, port: int) -> tuple[socket.socket, str]:
     return sock, _url(host, sock.getsockname()[1])
 
 
-def serve_foreground(sock: socket.socket, cassettes_dir: str | Path | None) -> None:
-    """Serve on `sock` with access logs until Ctrl-C (`gateway-conformance serve-upstream`)."""
+class _ControlFilter(logging.Filter):
+    # The harness's control calls (/__gc/…: a case registered, its calls read) are many per rule and say nothing
+    # about the gateway: logged at debug only.
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (len(args) > 2 and str(args[2]).startswith("/__gc/"))
+
+
+def serve_foreground(
+    sock: socket.socket, cassettes_dir: str | Path | None, log_level: str = "warning"
+) -> None:
+    """Serve on `sock` until Ctrl-C (`gateway-conformance serve-upstream`): quiet by default (warnings and errors);
+    at `info`, one line per request the gateway sent; at `debug`, the harness's control calls too."""
     state = ReplayState(cassettes_dir if cassettes_dir is not None else paths.cassettes_dir())
+    quiet = log_level not in ("info", "debug", "trace")
     config = _config(
-        build_app(state), log_level="info", access_log=True, log_config=uvicorn.config.LOGGING_CONFIG
+        build_app(state), log_level=log_level, access_log=not quiet, log_config=uvicorn.config.LOGGING_CONFIG
     )
+    if log_level != "debug":
+        logging.getLogger("uvicorn.access").addFilter(_ControlFilter())
     # uvicorn re-raises the Ctrl-C it already handled gracefully; that is the normal way out.
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])
