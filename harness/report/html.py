@@ -48,7 +48,12 @@ def _violations_html(result: Mapping[str, Any]) -> str:
     )
 
 
-def failure_html(result: Mapping[str, Any], anchor: str) -> str:
+# Failures shown with their four panes; past this many, each is its quote and violations (its exchange is in the
+# results file): a run that fails everything stays a page a browser opens (issue 48).
+PANED = 200
+
+
+def failure_html(result: Mapping[str, Any], anchor: str, panes: bool = True) -> str:
     source = result["source"]
     parts = [
         f'<article class="failure" id="{esc(anchor)}">',
@@ -67,7 +72,11 @@ def failure_html(result: Mapping[str, Any], anchor: str) -> str:
             f'<p class="reason">Expectations file: <code>{esc(short_json(dict(expectation)))}</code></p>'
         )
     parts.append(_violations_html(result))
-    parts.append(panes_html(result))
+    parts.append(
+        panes_html(result)
+        if panes
+        else f'<p class="muted">Its exchange is in the results file (the first {PANED} failures show theirs).</p>'
+    )
     parts.append(
         f'<p class="rerun-label">Rerun just this rule:</p><pre class="cmd">{esc(result["rerun"])}</pre>'
     )
@@ -310,7 +319,7 @@ def certificate_html(documents: Sequence[Mapping[str, Any]]) -> str:
         for n, result in enumerate(doc["results"]):
             if result["outcome"] in PROBLEMS:
                 anchors[(d, n)] = f"f{len(anchors) + 1}"
-                failures.append(failure_html(result, anchors[(d, n)]))
+                failures.append(failure_html(result, anchors[(d, n)], panes=len(failures) < PANED))
     overall = overall_verdict(documents)
     names = ", ".join(d["profile"]["name"] for d in documents)
     areas = "".join(
