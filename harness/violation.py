@@ -46,6 +46,7 @@ KEPT = 1000  # distinct violations a result keeps; beyond, one more entry counts
 _REPLAY_SAYS = "gateway-conformance replay: "
 _UNMARKED = ("unmarked", "unknown-marker")
 _INDEX = re.compile(r"\[\d+\]")
+CAPPED = "the answer is longer than the harness reads (its byte cap)"
 
 
 def _replay_words(value: Any) -> str | None:
@@ -110,22 +111,20 @@ def cause_first(
     rest = list(violations)
     response = exchange.response if exchange is not None else None
     if response is not None and (response.transport_error or response.truncated):
-        cut = [v for v in rest if _about_transport(v, response)]
+        # Said the same way whatever the checks said of it (one cause, one note), their own words right after.
+        head.append(
+            Violation(
+                "transport",
+                "response",
+                "a complete answer",
+                response.transport_error or f"{len(response.raw)} bytes read",
+                f"the answer was cut: {response.transport_error}; what follows judges the part that arrived"
+                if response.transport_error
+                else f"{CAPPED}: the rest was not read, so what follows judges a cut answer",
+            )
+        )
+        head += [v for v in rest if _about_transport(v, response)]
         rest = [v for v in rest if not _about_transport(v, response)]
-        if not cut:
-            cut = [
-                Violation(
-                    "transport",
-                    "response",
-                    "a complete answer",
-                    response.transport_error or f"{len(response.raw)} bytes read",
-                    f"the answer was cut: {response.transport_error}; what follows judges the part that arrived"
-                    if response.transport_error
-                    else "the answer is longer than the harness reads (its byte cap): the rest was not read, so "
-                    "what follows judges a cut answer",
-                )
-            ]
-        head += cut
     return head + rest
 
 

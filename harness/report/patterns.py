@@ -100,6 +100,13 @@ def _cause(
 ) -> str:
     text = f"{code or ''} {message}".lower()
     roles = f"gateway-conformance roles --profile {profile}"
+    if "the answer was cut:" in text:  # harness/violation.py: the cause said first
+        return (
+            "the gateway closes the connection before its answers end: its log (or a proxy's in front of it) says "
+            "why; what the other violations say of the part that arrived follows from it"
+        )
+    if "longer than the harness reads" in text:
+        return "the gateway's answers do not end (an endless stream?): they were read up to the harness's cap"
     if status in (401, 403):
         return "the gateway refuses the key: check GC_GATEWAY_KEY / --gateway-key"
     if status is not None and 200 <= status < 300 and not expected_error and message:

@@ -72,7 +72,7 @@ async def _serve_one(
         for _ in range(HUGE >> 20):
             writer.write(spaces)
             await writer.drain()
-    elif mode == "endless":
+    elif mode in ("endless", "cut"):
         if body.strip() == b"{}":  # the preflight's empty request: refused as an API refuses it
             refusal = b'{"error":{"message":"messages: required","type":"invalid_request_error","code":null}}'
             writer.write(_head("400 Bad Request", "application/json", len(refusal)) + refusal)
@@ -80,6 +80,11 @@ async def _serve_one(
             await asyncio.get_running_loop().run_in_executor(None, _forward, replay_url, body)
             writer.write(_head("200 OK", "text/event-stream"))
             frame = b"%x\r\n%s\r\n" % (len(_CHUNK * 64), _CHUNK * 64)
+            if mode == "cut":  # three events and half of a fourth, then the connection closes mid-chunk
+                half = _CHUNK * 3 + _CHUNK[:40]
+                writer.write(b"%x\r\n%s" % (len(half) + 100, half))
+                await writer.drain()
+                return
             while True:  # never a finish reason, never [DONE]
                 writer.write(frame)
                 await writer.drain()

@@ -37,8 +37,9 @@ def test_a_cut_stream_is_headlined_as_cut_not_as_data_that_is_not_json() -> None
         _v("json", "data is not JSON", "stream[3]"),
         _v("stream_order", f"the stream was cut: {cut}", actual=cut),
     ]
-    first, second = cause_first(found, _exchange(response))
-    assert first.message.startswith("the stream was cut") and second.message == "data is not JSON"
+    said, checked, parsed = cause_first(found, _exchange(response))
+    assert said.check == "transport" and said.message.startswith(f"the answer was cut: {cut}")
+    assert checked.message.startswith("the stream was cut") and parsed.message == "data is not JSON"
     # no check said so: the cut is said first all the same
     (said, _rest) = cause_first([_v("json", "body is not JSON", "$")], _exchange(response))
     assert said.check == "transport" and said.message.startswith(f"the answer was cut: {cut}")

@@ -151,6 +151,20 @@ def test_live_a_model_the_gateway_does_not_serve_is_exit_3_before_the_budget(
 
 
 @pytest.mark.e2e
+def test_a_stream_cut_mid_event_is_headlined_as_cut(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], replay: str
+) -> None:
+    out = tmp_path / "report"
+    with hostile_gateway("cut", replay) as url:
+        assert _certify(url, replay, out, "--rule", "openai/streaming/done-last") == EXIT_FAILURES
+    printed = capfd.readouterr().out
+    first = printed[printed.index("violations:") :].splitlines()[1]
+    assert "the stream was cut" in first or "the answer was cut" in first, first  # not `data is not JSON`
+    results = json.loads((out / "openai" / "results.json").read_text(encoding="utf-8"))["results"]
+    assert "cut" in results[0]["violations"][0]["message"]
+
+
+@pytest.mark.e2e
 def test_an_endless_stream_is_judged_in_bounded_output(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], replay: str
 ) -> None:
