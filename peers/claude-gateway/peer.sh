@@ -8,8 +8,10 @@ PEER_KEY=  # set by peer_start: the gateway session token from the sign-in
 # Its docs claim: the Messages API unchanged, /v1/messages and /v1/messages/count_tokens ("Messages — required"),
 # pass-through to api.anthropic.com, the upstream credential held by the gateway (developers hold none), and
 # GET /v1/models in the "Anthropic models-list shape" (its GET /protocol, "Models — optional"; it serves its own list).
+# bearer-credentials: its clients sign in (device flow) and send the session token as Authorization: Bearer, as its
+# GET /protocol prescribes ("Client sends `Authorization: Bearer <token>` on every subsequent request")
 PEER_RUNS=(
-  "anthropic anthropic default implementation.yaml gateway-keys pass-through count-tokens tools parallel-tool-use thinking prompt-caching vision models-endpoint"
+  "anthropic anthropic default implementation.yaml gateway-keys bearer-credentials pass-through count-tokens tools parallel-tool-use thinking prompt-caching vision models-endpoint"
 )
 peer_install() {
   [ -x "$PEERS/claude-gateway/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ] ||
