@@ -183,7 +183,8 @@ def diagnose(
             f"no {surface.label} endpoint at this URL: {where} answers {answer.status} with {kind}; {hint} "
             f"--gateway-url is the base URL as an SDK takes it, e.g. {example}"
         )
-    if 200 <= answer.status < 300 and not is_api(answer):
+    if (200 <= answer.status < 300 or answer.status == 501) and not is_api(answer):
+        # a page where the API should be (a web UI, a static server: 501 is "POST not implemented here")
         return (
             f"{where} answers {answer.status} with {describe(answer)}, not an answer of the {surface.title} API: is "
             f"--gateway-url the gateway's API base URL (e.g. {example})?"

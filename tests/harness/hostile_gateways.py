@@ -1,7 +1,8 @@
 """Gateways that go wrong the way real ones do while a run runs (issue 48), each a raw asyncio server on 127.0.0.1
 in a thread of the test: one that takes the connection and never answers, a proxy's `502 Bad Gateway` page, 4 KB of
-binary, a 300 MB body, and one whose every stream is endless (it answers the empty preflight as an API does and sends
-each real request on to the replay upstream first, so the wiring probe passes).
+binary, a 300 MB body, a web page where the API should be; and two that answer the empty preflight as an API does and
+send each real request on to the replay upstream first (so the wiring probe passes), then stream without end, or cut
+the stream mid-event.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ async def _serve_one(
         await asyncio.sleep(3600)
     elif mode == "html502":
         writer.write(_head("502 Bad Gateway", "text/html", len(HTML_502)) + HTML_502)
+    elif mode == "page":  # a web page where the API should be
+        page = (
+            b"<!doctype html><html><head><title>Acme Gateway - Sign in</title></head><body>...</body></html>"
+        )
+        writer.write(_head("200 OK", "text/html; charset=utf-8", len(page)) + page)
     elif mode == "binary":
         noise = os.urandom(4096)
         writer.write(_head("200 OK", "application/octet-stream", len(noise)) + noise)

@@ -92,8 +92,9 @@ def test_outages_are_told_from_configuration_and_from_what_the_rules_judge() -> 
         ("hang", EXIT_HARNESS, "got no answer (none within 10 s of sending); an outage, not a verdict"),
         ("html502", EXIT_HARNESS, "answers 502 with an HTML page (“502 Bad Gateway”) to an empty request"),
         ("binary", EXIT_CONFIG, "answers 200 with 4 KB of binary application/octet-stream, not an answer"),
+        ("page", EXIT_CONFIG, "answers 200 with an HTML page (“Acme Gateway - Sign in”), not an answer"),
     ],
-    ids=["hanging", "html-502", "binary"],
+    ids=["hanging", "html-502", "binary", "html-page"],
 )
 def test_a_gateway_that_does_not_answer_its_api_is_one_line_before_any_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], replay: str, mode: str, code: int, said: str
