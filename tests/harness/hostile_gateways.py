@@ -106,7 +106,7 @@ def hostile_gateway(mode: str, replay_url: str = "") -> Iterator[str]:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # cancelled: the test is over
                 await _serve_one(mode, replay_url, reader, writer)
         finally:
             writer.close()

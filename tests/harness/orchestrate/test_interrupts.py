@@ -161,6 +161,9 @@ def _cmdline(pid: int) -> bytes:
 def test_two_certifies_at_once_each_have_their_own_folder(tmp_path: Path) -> None:
     argv = ("certify", "--profile", "ezat", "--rule", "ezat/response/*")
     first, second = _start(*argv, cwd=tmp_path), _start(*argv, cwd=tmp_path)  # the same second, the same cwd
+    # and one that fails at start beside them: it used to delete the folder the others were writing in
+    failing = _start("certify", "--profile", "ezat", "--rule", "ezat/nothing/*", cwd=tmp_path)
+    assert failing.communicate(timeout=600) and failing.returncode == 3
     outs = [p.communicate(timeout=600) for p in (first, second)]
     assert [first.returncode, second.returncode] == [0, 0], outs
     folders = sorted((tmp_path / "gc-report").iterdir())
