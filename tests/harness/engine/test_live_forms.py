@@ -61,11 +61,21 @@ def _rule(expect: dict[str, Any], *, upstream: Any = None, live: Any = None, bod
         "upstream_raw",
         "upstream_compare",
         "upstream_path",
+        "forwards_headers",
     ],
 )
 def test_upstream_side_expectations_are_not_observable(key: str) -> None:
     judged, hidden, structural = live_expectations(_rule({}), {"status": 200, key: 1})
     assert judged == {"status": 200} and hidden == [key] and structural == []
+
+
+def test_a_priced_cost_is_not_observable_live_and_an_unpriced_one_is_judged() -> None:
+    """Price times the provider's usage needs the provider's answer, which live mode does not see (it was judged live
+    and failed Relay with "no upstream answer to price"); a model without a price must report none, which it does."""
+    judged, hidden, _ = live_expectations(_rule({}), {"status": 200, "cost": {"priced": True}})
+    assert judged == {"status": 200} and hidden == ["cost"]
+    judged, hidden, _ = live_expectations(_rule({}), {"status": 200, "cost": {"priced": False}})
+    assert judged == {"status": 200, "cost": {"priced": False}} and hidden == []
 
 
 def test_stream_matches_nonstream_is_not_comparable_live() -> None:
