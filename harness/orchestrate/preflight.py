@@ -310,8 +310,11 @@ def preflight(
         if down and answer.status is not None:
             # An error page for an empty body may be the gateway's own bug, which the rules judge: a real request
             # tells it from an outage.
+            # On a connection of its own: a server may close the one its error page went out on, and a reset of
+            # that reused connection is not the gateway's answer to the real request.
             url = gateway_url.rstrip("/") + "/" + surface.endpoint
-            again = send_probe(client, url, hello(surface, model), _headers(key, surface), timeout)
+            with _client(gateway_url) as fresh:
+                again = send_probe(fresh, url, hello(surface, model), _headers(key, surface), timeout)
             if again.status is not None and (again.status < 500 or is_api(again)):
                 return
             down += " to an empty request, and to a real one " + (

@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import httpcore  # noqa: F401
+import httptools  # noqa: F401
 import pytest
+import uvicorn.protocols.http.httptools_impl
+import uvicorn.protocols.websockets.auto  # noqa: F401
 import yaml  # noqa: F401
 
 # pytester's in-process runs remove from sys.modules what was first imported inside them. Two libraries break
 # when imported again afterwards: PyYAML's C parser (libyaml) keeps the node classes of the first `yaml`
 # ("could not determine a constructor for the tag None"), and httpx maps the httpcore exceptions of the first
-# httpcore only (a refused connection escapes as httpcore.ConnectError). Imported here, before any inner run,
-# both are part of the baseline those runs restore.
+# httpcore only (a refused connection escapes as httpcore.ConnectError); uvicorn's httptools protocol, loaded
+# again, no longer catches the upgrade exception of the first httptools, so every later WebSocket upgrade is a
+# dropped connection (the reference gateway's socket tests, after any inner run that served a gateway). Imported
+# here, before any inner run, they are part of the baseline those runs restore.
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """Gateways that go wrong the way real ones do while a run runs (issue 48), each a raw asyncio server on 127.0.0.1
 in a thread of the test: one that takes the connection and never answers, a proxy's `502 Bad Gateway` page, 4 KB of
-binary, a 300 MB body, a web page where the API should be; and two that answer the empty preflight as an API does and
+binary, a 300 MB body, a web page where the API should be, a 500 page for the empty request only; and two that answer the empty preflight as an API does and
 send each real request on to the replay upstream first (so the wiring probe passes), then stream without end, or cut
 the stream mid-event.
 """
@@ -78,6 +78,20 @@ async def _serve_one(
         for _ in range(HUGE >> 20):
             writer.write(spaces)
             await writer.drain()
+    elif (
+        mode == "crash-on-empty"
+    ):  # a web framework's 500 page for `{}`, then the kept-alive connection dropped
+        if body.strip() == b"{}":
+            page = b"Internal Server Error"
+            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(page), page))  # fmt: skip
+            await writer.drain()
+            await reader.readuntil(b"\r\n\r\n")  # a next request on this connection is dropped unanswered
+        else:
+            answer = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
+                                              "finish_reason": "stop"}]}).encode()  # fmt: skip
+            writer.write(_head("200 OK", "application/json", len(answer)) + answer)
     elif mode in ("endless", "cut"):
         if body.strip() == b"{}":  # the preflight's empty request: refused as an API refuses it
             refusal = b'{"error":{"message":"messages: required","type":"invalid_request_error","code":null}}'

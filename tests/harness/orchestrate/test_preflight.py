@@ -16,7 +16,7 @@ import pytest
 from harness.cli import main
 from harness.orchestrate.child import replay_upstream
 from harness.orchestrate.embedded import reference_gateway
-from harness.orchestrate.preflight import READ_CAP, ProbeAnswer, describe, diagnose, outage
+from harness.orchestrate.preflight import READ_CAP, ProbeAnswer, describe, diagnose, outage, preflight
 from harness.outcomes import EXIT_CONFIG, EXIT_FAILURES, EXIT_HARNESS
 from tests.harness.hostile_gateways import hostile_gateway
 
@@ -105,6 +105,13 @@ def test_a_gateway_that_does_not_answer_its_api_is_one_line_before_any_rule(
     line = _one_line(capsys.readouterr().err)
     assert said in line and "harness failure" not in line
     assert not out.exists()  # no rule ran, no report
+
+
+def test_a_500_page_for_the_empty_request_alone_is_not_an_outage() -> None:
+    # The real request goes out on a connection of its own: the one the 500 page came on is dropped by the server
+    # (as uvicorn does after an unhandled exception), and a reset of it is not the gateway's answer.
+    with hostile_gateway("crash-on-empty") as url:
+        preflight(url, KEY, model="gpt-5.5")  # no GatewayUnavailable
 
 
 @pytest.mark.e2e

@@ -96,4 +96,5 @@ SURFACE = Surface(
     apply_variant=lambda body, variant: {**body, **variant},
     checks={"stream_order": check_stream_order},
     output_limit_fields=("max_out",),
+    hello={"say": "Say hello."},  # the smallest Echo request: what certify's preflight sends before a verdict
 )

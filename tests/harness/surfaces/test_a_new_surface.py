@@ -56,6 +56,8 @@ def echo_gateway(upstream_url: str, bug: str | None = None) -> Starlette:
 
     async def echo(request: Request) -> Response:
         body = await request.json()
+        if not isinstance(body.get("say"), str):  # refused as the Echo API refuses it, in its error envelope
+            return JSONResponse({"error": {"message": "say: required", "type": "invalid_request"}}, 400)
         stream = bool(body.get("stream"))
         upstream = {"model": "claude-sonnet-5-5", "max_tokens": 1024, "stream": False,
                     "messages": [{"role": "user", "content": body["say"]}]}  # fmt: skip
