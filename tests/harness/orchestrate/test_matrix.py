@@ -121,7 +121,7 @@ def test_run_matrix_reports_a_gateway_that_does_not_start(
         (
             "http://127.0.0.1:9/ezat/v1",
             "ezat",
-            ["--keepalive-silence", "2", "--nonstream-timeout", "5", "--rule", "ezat/refuse/*"],
+            ["--keepalive-silence", "2", "--nonstream-timeout", "20", "--rule", "ezat/refuse/*"],
         )
     ]
     assert [c.name for c in columns] == ["reference (ezat)", "reference (lyrouter)"]
