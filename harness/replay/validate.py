@@ -439,7 +439,7 @@ MIN_OUTPUT_TOKENS = 16  # "Invalid 'max_output_tokens': integer below minimum va
 def _responses_input_problems(body: Mapping[str, Any]) -> Iterator[str]:
     """What api.openai.com refuses in a history a gateway reshaped (audit D9): an empty `input`; a function call
     without its output, or an output without its call (unless `previous_response_id` holds the other half:
-    openai/codex#593 quotes the first). Item ids of a `store: false` response (jrkropp/open-webui-developer-toolkit#715)
+    openai/codex#593 quotes the first); a reasoning item without the output item it led to. Item ids of a `store: false` response (jrkropp/open-webui-developer-toolkit#715)
     are not refused here: which items OpenAI takes back by id is not documented, and clients send them."""
     items = body.get("input")
     if isinstance(items, list) and not items and not body.get("previous_response_id"):
@@ -461,6 +461,27 @@ def _responses_input_problems(body: Mapping[str, Any]) -> Iterator[str]:
         for call_id in sorted(str(c) for c in outputs - calls):
             yield Problem.of(f"No tool call found for function call output with call_id {call_id}.", "input")
             return
+    # A reasoning item comes back with the output item it led to (a message of the assistant, a call): one that ends
+    # the input, or is followed by a new input (a user turn, a call's output), is refused (continuedev/continue#8933,
+    # openai/openai-node#1567, mastra-ai/mastra#14048 quote it). Which follower OpenAI pairs with it by id is not
+    # documented, so any output item is taken.
+    for index, item in enumerate(entries):
+        if item.get("type") != "reasoning":
+            continue
+        follower = entries[index + 1] if index + 1 < len(entries) else None
+        if follower is None or not _output_item(follower):
+            yield Problem.of(f"Item '{item.get('id')}' of type 'reasoning' was provided without its required "
+                             "following item.", "input")  # fmt: skip
+            return
+
+
+def _output_item(item: Mapping[str, Any]) -> bool:
+    """An item a model's answer holds (what may follow its reasoning): not an input message of the user, system or
+    developer, and not a tool's output."""
+    kind = item.get("type") or "message"
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return not kind.endswith("_output")
 
 
 def responses_problems(body: Mapping[str, Any]) -> Iterator[str]:

@@ -59,6 +59,35 @@ def test_what_openai_takes_is_not_refused() -> None:
     assert refusal("openai.responses", body) is None
 
 
+USER = {"role": "user", "content": "Which word?"}
+CALL = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
+OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+
+
+@pytest.mark.parametrize(
+    ("items", "refused"),
+    [
+        ([], "Invalid 'input': empty array"),
+        ([USER, CALL], "No tool output found for function call call_1."),
+        ([USER, OUTPUT], "No tool call found for function call output with call_id call_1."),
+        ([USER, {"type": "reasoning", "id": "rs_1", "summary": []}], "Item 'rs_1' of type 'reasoning' was provided"),
+        ([USER, {"type": "reasoning", "id": "rs_1", "summary": []}, USER], "without its required following item"),
+        ([USER, {"type": "reasoning", "id": "rs_1", "summary": []}, {"role": "assistant", "content": "TULIP."}, USER],
+         None),
+        ([USER, {"type": "reasoning", "id": "rs_1", "summary": []}, CALL, OUTPUT], None),
+    ],
+    ids=["empty", "call-alone", "output-alone", "reasoning-last", "reasoning-then-user", "reasoning-then-message",
+         "reasoning-then-call"],
+)  # fmt: skip
+def test_a_history_openai_refuses_is_refused_as_it_refuses_it(items: list, refused: str | None) -> None:
+    """Audit D9: what a gateway reshaping a history breaks is met as OpenAI meets it, and nothing it takes."""
+    problem = refusal("openai.responses", {"model": "gpt-5.5", "input": items})
+    if refused is None:
+        assert problem is None
+    else:
+        assert problem is not None and refused in problem
+
+
 @pytest.mark.parametrize("index", [0, 1], ids=["json", "stream"])
 def test_a_served_response_repeats_the_requests_parameters_under_an_id_of_its_own(index: int) -> None:
     answer = cassette_answer(_cassette("responses/text-basic"), index)

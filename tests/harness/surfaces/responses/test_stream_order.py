@@ -194,6 +194,23 @@ def test_the_terminal_output_is_matched_as_the_sdk_matches_it() -> None:
     assert any("not the items done" in m for m in messages_of(sse([*GOOD[:14], final])))
 
 
+def test_a_reasoning_item_re_encrypted_on_every_event_is_the_same_item() -> None:
+    """OpenAI re-encrypts `encrypted_content` on every event that carries the item (audit D3): added, done and the
+    terminal response each hold another blob, and the stream is still whole; another reasoning item id is not."""
+    blob = {"type": "reasoning", "id": "rs_1", "summary": []}
+    events = [
+        {"type": "response.created", "response": RESPONSE},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**blob, "encrypted_content": "gAAA-one"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": {**blob, "encrypted_content": "gAAA-two"}},
+        {"type": "response.completed", "response": {**RESPONSE, "status": "completed",
+         "output": [{**blob, "encrypted_content": "gAAA-three"}],
+         "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}},
+    ]  # fmt: skip
+    assert messages_of(sse(renumbered(events))) == []
+    events[3]["response"]["output"][0]["id"] = "rs_2"
+    assert any("not the items done" in m for m in messages_of(sse(renumbered(events))))
+
+
 PATCH = '*** Begin Patch\n*** Update File: greet.py\n@@\n-print("Hi")\n+print("Hello")\n*** End Patch'
 CUSTOM = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_2", "name": "apply_patch", "input": PATCH,
           "status": "completed"}  # fmt: skip
