@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_peers import wait_port  # the benchmarks' shared helpers, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-bench"
@@ -177,18 +178,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[Any], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"exited with {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"no listener on {port}")
 
 
 async def _load(port: int, seconds: float, latency_n: int, pid: int) -> dict[str, float]:

@@ -18,14 +18,14 @@ def _client(job: Job) -> Any:
     return openai.OpenAI(**openai_options(job))
 
 
-def _tools(job: Job) -> list[dict[str, Any]]:
+def function_tools(job: Job) -> list[dict[str, Any]]:
     return [
         {"type": "function", "name": t.name, "description": t.description, "parameters": dict(t.parameters)}
         for t in job.scenario.tools
     ]
 
 
-def _calls(response: Any) -> tuple[ToolCall, ...]:
+def response_calls(response: Any) -> tuple[ToolCall, ...]:
     return tuple(
         ToolCall(id=item.call_id, name=item.name, arguments=arguments(item.arguments))
         for item in response.output
@@ -33,7 +33,7 @@ def _calls(response: Any) -> tuple[ToolCall, ...]:
     )
 
 
-def _usage(response: Any) -> dict[str, Any] | None:
+def response_usage(response: Any) -> dict[str, Any] | None:
     usage = response.usage
     if usage is None:
         return None
@@ -47,7 +47,7 @@ def _text(job: Job) -> Observation:
     response = raw.parse()
     return Observation(
         text=response.output_text,
-        usage=_usage(response),
+        usage=response_usage(response),
         notes=(f"with_raw_response: HTTP {raw.status_code}",),
     )
 
@@ -61,13 +61,13 @@ def _stream_final(job: Job, **extra: Any) -> Any:
 
 def _stream_text(job: Job) -> Observation:
     final = _stream_final(job)
-    return Observation(text=final.output_text, usage=_usage(final), notes=("responses.stream",))
+    return Observation(text=final.output_text, usage=response_usage(final), notes=("responses.stream",))
 
 
 def _tool_round_trip(job: Job) -> Observation:
     client = _client(job)
-    first = client.responses.create(model=job.model, input=job.prompt, tools=_tools(job))
-    calls = _calls(first)
+    first = client.responses.create(model=job.model, input=job.prompt, tools=function_tools(job))
+    calls = response_calls(first)
     history: list[Any] = [{"role": "user", "content": job.prompt}]
     for item in first.output:
         if item.type == "function_call":
@@ -75,13 +75,13 @@ def _tool_round_trip(job: Job) -> Observation:
                             "arguments": item.arguments})  # fmt: skip
             history.append({"type": "function_call_output", "call_id": item.call_id,
                             "output": job.scenario.tool_result or ""})  # fmt: skip
-    second = client.responses.create(model=job.model, input=history, tools=_tools(job))
+    second = client.responses.create(model=job.model, input=history, tools=function_tools(job))
     return Observation(text=second.output_text, tool_calls=calls)
 
 
 def _parallel_tools_stream(job: Job) -> Observation:
-    final = _stream_final(job, tools=_tools(job))
-    return Observation(tool_calls=_calls(final), notes=("responses.stream",))
+    final = _stream_final(job, tools=function_tools(job))
+    return Observation(tool_calls=response_calls(final), notes=("responses.stream",))
 
 
 def _structured(job: Job) -> Observation:
@@ -107,7 +107,7 @@ def _stream_collect(job: Job) -> Observation:
 
 def _plain(job: Job) -> Observation:
     response = _client(job).responses.create(model=job.model, input=job.prompt)
-    return Observation(text=response.output_text, usage=_usage(response))
+    return Observation(text=response.output_text, usage=response_usage(response))
 
 
 SCENARIOS = {

@@ -24,7 +24,8 @@ from harness.clients.drivers.base import (
     raised,
     run_closing,
 )
-from harness.clients.observation import Job, Observation, Raised, ToolCall, arguments
+from harness.clients.drivers.openai_responses import function_tools, response_calls, response_usage
+from harness.clients.observation import Job, Observation, Raised
 from harness.errors import InBandError
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -85,29 +86,6 @@ def _turn(connection: Any, job: Job, **params: Any) -> tuple[Any, str]:
     raise RuntimeError("the WebSocket closed before the turn's terminal event")
 
 
-def _calls(response: Any) -> tuple[ToolCall, ...]:
-    return tuple(
-        ToolCall(id=item.call_id, name=item.name, arguments=arguments(item.arguments))
-        for item in response.output
-        if item.type == "function_call"
-    )
-
-
-def _usage(response: Any) -> dict[str, Any] | None:
-    usage = response.usage
-    if usage is None:
-        return None
-    return {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
-            "total_tokens": usage.total_tokens}  # fmt: skip
-
-
-def _tools(job: Job) -> list[dict[str, Any]]:
-    return [
-        {"type": "function", "name": t.name, "description": t.description, "parameters": dict(t.parameters)}
-        for t in job.scenario.tools
-    ]
-
-
 def scenario(job: Job) -> Observation:
     import openai
 
@@ -116,19 +94,19 @@ def scenario(job: Job) -> Observation:
         with client.responses.connect() as connection:
             sid = job.scenario.id
             if sid == "tool-round-trip":
-                first, _ = _turn(connection, job, input=job.prompt, tools=_tools(job))
+                first, _ = _turn(connection, job, input=job.prompt, tools=function_tools(job))
                 outputs = [{"type": "function_call_output", "call_id": c.call_id,
                             "output": job.scenario.tool_result or ""}
                            for c in first.output if c.type == "function_call"]  # fmt: skip
                 second, _ = _turn(
-                    connection, job, input=outputs, tools=_tools(job), previous_response_id=first.id
+                    connection, job, input=outputs, tools=function_tools(job), previous_response_id=first.id
                 )
                 return Observation(
-                    text=second.output_text, tool_calls=_calls(first), notes=("responses.connect",)
+                    text=second.output_text, tool_calls=response_calls(first), notes=("responses.connect",)
                 )
             if job.scenario.tools:
-                final, _ = _turn(connection, job, input=job.prompt, tools=_tools(job))
-                return Observation(tool_calls=_calls(final), notes=("responses.connect",))
+                final, _ = _turn(connection, job, input=job.prompt, tools=function_tools(job))
+                return Observation(tool_calls=response_calls(final), notes=("responses.connect",))
             if sid == "structured-output":
                 text = {"format": {"type": "json_schema", "name": job.scenario.object_name or "Answer",
                                    "schema": _object_schema(job), "strict": True}}  # fmt: skip
@@ -137,7 +115,7 @@ def scenario(job: Job) -> Observation:
                 return Observation(parsed=parsed.model_dump(), notes=("responses.connect",))
             final, streamed = _turn(connection, job, input=job.prompt)
             text_seen = streamed if job.scenario.stream else final.output_text
-            return Observation(text=text_seen, usage=_usage(final), notes=("responses.connect",))
+            return Observation(text=text_seen, usage=response_usage(final), notes=("responses.connect",))
     finally:
         client.close()
 
