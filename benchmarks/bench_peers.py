@@ -268,6 +268,18 @@ def pinned(cmd: list[str], core: int) -> list[str]:
     )  # type: ignore[operator]
 
 
+def client_process(client_main: Any, spec: str) -> int:
+    """The load client's process (`--client SPEC`): on uvloop where installed, its result as one JSON line."""
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    print(json.dumps(asyncio.run(client_main(json.loads(spec)))))
+    return 0
+
+
 def wait_port(port: int, proc: subprocess.Popen[Any], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -349,14 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         serve_upstream(args.serve_upstream)
         return 0
     if args.client:
-        try:
-            import uvloop
-
-            uvloop.install()
-        except ImportError:
-            pass
-        print(json.dumps(asyncio.run(client_main(json.loads(args.client)))))
-        return 0
+        return client_process(client_main, args.client)
 
     tmp = Path(tempfile.mkdtemp(prefix="gc-bench-"))
     port_file = tmp / "upstream.port"

@@ -26,7 +26,6 @@ peers/portkey/peer-preload.mjs, so it binds 127.0.0.1 only).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_peers import Conn, build, free_port, pinned, stop, throughput, wait_port
+from bench_peers import Conn, build, client_process, free_port, pinned, stop, throughput, wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-bench"
@@ -216,14 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table(json.loads(Path(args.table).read_text())))
         return 0
     if args.client:
-        try:
-            import uvloop
-
-            uvloop.install()
-        except ImportError:
-            pass
-        print(json.dumps(asyncio.run(client_main(json.loads(args.client)))))
-        return 0
+        return client_process(client_main, args.client)
     tmp = Path(tempfile.mkdtemp(prefix="gc-surfaces-"))
     port_file = tmp / "upstream.port"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
