@@ -11,11 +11,11 @@ provider's own) is left to the provider: the native path passes it on, the bridg
 
 from __future__ import annotations
 
-import base64
-import json
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from reference_gateway.inbound.opaque import sealed, unsealed
 
 PREFIX = "gcc1."
 # What the model is asked to write when a conversation is compacted (the last user message of the compaction call,
@@ -31,21 +31,13 @@ SUMMARY_HEADING = "Summary of the conversation so far:\n"
 
 def seal(summary: str) -> dict[str, Any]:
     """A compaction item carrying `summary`."""
-    payload = json.dumps({"summary": summary}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    encoded = base64.urlsafe_b64encode(payload).decode("ascii").rstrip("=")
-    return {"type": "compaction", "id": f"cmp_{secrets.token_hex(24)}", "encrypted_content": PREFIX + encoded}
+    content = sealed(PREFIX, {"summary": summary})
+    return {"type": "compaction", "id": f"cmp_{secrets.token_hex(24)}", "encrypted_content": content}
 
 
 def opened(item: Mapping[str, Any]) -> str | None:
     """The summary a compaction item of this gateway carries, or None (another maker's, or not one at all)."""
-    content = item.get("encrypted_content")
-    if item.get("type") != "compaction" or not isinstance(content, str) or not content.startswith(PREFIX):
-        return None
-    encoded = content[len(PREFIX) :]
-    try:
-        data = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        return None
+    data = unsealed(PREFIX, item.get("encrypted_content")) if item.get("type") == "compaction" else None
     summary = data.get("summary") if isinstance(data, dict) else None
     return summary if isinstance(summary, str) else None
 

@@ -14,11 +14,11 @@ An item of another maker stays the bridge's to refuse.
 
 from __future__ import annotations
 
-import base64
-import json
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from reference_gateway.inbound.opaque import sealed, unsealed
 
 PREFIX = "gcr1."
 # The block types a reasoning item carries (what a chat flow returns as `reasoning_blocks`).
@@ -40,8 +40,7 @@ def summary(text: str) -> list[dict[str, Any]]:
 
 def seal(blocks: Sequence[Mapping[str, Any]]) -> str:
     """The `encrypted_content` carrying `blocks`."""
-    payload = json.dumps({"blocks": list(blocks)}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return PREFIX + base64.urlsafe_b64encode(payload).decode("ascii").rstrip("=")
+    return sealed(PREFIX, {"blocks": list(blocks)})
 
 
 def item(blocks: Sequence[Mapping[str, Any]], item_id: str, text: str) -> dict[str, Any]:
@@ -53,14 +52,7 @@ def item(blocks: Sequence[Mapping[str, Any]], item_id: str, text: str) -> dict[s
 
 def opened(given: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The blocks a reasoning item of this gateway carries, or None (another maker's, or not one at all)."""
-    content = given.get("encrypted_content")
-    if given.get("type") != "reasoning" or not isinstance(content, str) or not content.startswith(PREFIX):
-        return None
-    encoded = content[len(PREFIX) :]
-    try:
-        data = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        return None
+    data = unsealed(PREFIX, given.get("encrypted_content")) if given.get("type") == "reasoning" else None
     blocks = data.get("blocks") if isinstance(data, dict) else None
     if not isinstance(blocks, list) or not all(
         isinstance(b, dict) and b.get("type") in KINDS for b in blocks
