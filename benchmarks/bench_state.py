@@ -181,7 +181,7 @@ def free_port() -> int:
 
 
 async def _load(port: int, seconds: float, latency_n: int, pid: int) -> dict[str, float]:
-    from bench_peers import Conn, build, cpu_seconds
+    from bench_peers import Conn, build, throughput
 
     body = {"model": "anthropic/claude-sonnet-5-5", "input": "hi", "max_output_tokens": 200}
     raw = build("127.0.0.1", port, "/openai/v1/responses", body, {"Authorization": f"Bearer {KEY}"})
@@ -194,23 +194,11 @@ async def _load(port: int, seconds: float, latency_n: int, pid: int) -> dict[str
         t = time.perf_counter()
         await one.request(raw)
         samples.append(time.perf_counter() - t)
-    conns = [Conn("127.0.0.1", port) for _ in range(8)]
-    done = 0
-    stop_at = time.perf_counter() + seconds
-
-    async def loop(c: Conn) -> None:
-        nonlocal done
-        while time.perf_counter() < stop_at:
-            await c.request(raw)
-            done += 1
-
-    cpu0 = cpu_seconds(pid)
-    t0 = time.perf_counter()
-    await asyncio.gather(*(loop(c) for c in conns))
-    rps = done / (time.perf_counter() - t0)
-    # the gateway's own CPU per request: what the machine's other load changes least
-    cpu_us = (cpu_seconds(pid) - cpu0) / done * 1e6
-    return {"median_ms": statistics.median(samples) * 1000, "rps": rps, "cpu_us_per_request": cpu_us}
+    # throughput over 8 connections and the gateway's own CPU a request (what the machine's other load changes least)
+    return {
+        "median_ms": statistics.median(samples) * 1000,
+        **await throughput("127.0.0.1", port, raw, seconds, pid),
+    }
 
 
 def measure_gateway(
