@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import WebSocketRoute
@@ -27,6 +23,7 @@ from harness.engine.target import Target
 from harness.spec.model import Needs, Rule, Source
 from harness.surfaces import reading
 from harness.surfaces.responses import reading as responses_reading
+from tests.harness.tiny_gateways import serve
 
 KEY = "gc-socket-key"
 
@@ -92,19 +89,8 @@ APP = Starlette(
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(APP, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(5)
-    sock.close()
+    with serve(APP) as url:
+        yield url
 
 
 def _rule(request: dict[str, Any], then: tuple[dict[str, Any], ...] = ()) -> Rule:

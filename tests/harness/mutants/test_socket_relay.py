@@ -5,14 +5,10 @@ events out of order, a message's field edited, the gateway's refusal re-statused
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import WebSocketRoute
@@ -26,6 +22,7 @@ from harness.exchange import Exchange, ReceivedResponse, SentRequest
 from harness.mutants.catalog import mutant_from
 from harness.mutants.proxy import MUTANT_HEADER, ClientBook, ProxyServer
 from harness.mutants.reach import reaches
+from tests.harness.tiny_gateways import serve
 
 MARKER = "[gc:responses/websocket/x#00112233]"
 TURN = ["response.created", "response.output_item.added", "response.content_part.added", "response.completed"]
@@ -48,21 +45,8 @@ async def _gateway(websocket: WebSocket) -> None:
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    app = Starlette(routes=[WebSocketRoute("/v1/responses", _gateway)])
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(5)
-    sock.close()
+    with serve(Starlette(routes=[WebSocketRoute("/v1/responses", _gateway)])) as url:
+        yield url
 
 
 MUTANTS = [

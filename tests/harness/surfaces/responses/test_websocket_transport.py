@@ -6,15 +6,11 @@ passing the core rules with the features' rules NOT_APPLICABLE."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -31,6 +27,7 @@ from harness.surfaces import surface
 from harness.surfaces.chat_completions import SURFACE as CHAT
 from harness.surfaces.responses import websocket
 from tests.harness.checks.exchanges import call, exchange
+from tests.harness.tiny_gateways import serve
 
 SPECS = Path(__file__).resolve().parents[4] / "specs" / "responses"
 
@@ -154,20 +151,8 @@ def http_only_gateway() -> Iterator[str]:
             Route("/v1/responses/input_tokens", _not_served, methods=["POST"]),
         ]
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    # h11, not httptools: once (under load, two xdist workers) httptools' upgrade path raised on this 426 denial
-    # ("Fatal error on transport", HttpParserUpgrade), a fault of this stand-in gateway, not of the rule judged
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", http="h11"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    server.should_exit = True
-    thread.join(5)
-    sock.close()
+    with serve(app) as url:
+        yield f"{url}/v1"
 
 
 def test_a_gateway_serving_neither_passes_the_core_and_the_rest_is_not_claimed(
